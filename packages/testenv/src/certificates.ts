@@ -1,0 +1,119 @@
+// @peculiar/x509 resolves its ASN.1 schemas through tsyringe, which needs the Reflect metadata polyfill loaded first.
+import "reflect-metadata";
+import { webcrypto } from "node:crypto";
+import * as x509 from "@peculiar/x509";
+
+/** PEM-encoded key pair and certificate. */
+export interface CertificateFiles {
+  certPem: string;
+  keyPem: string;
+}
+
+/** Everything a throw-away control plane needs to run with TLS and client-certificate auth. */
+export interface ControlPlaneCertificates {
+  ca: CertificateFiles;
+  serving: CertificateFiles;
+  admin: CertificateFiles;
+  /** Service-account token signing key (private) and its public key. */
+  serviceAccount: { privateKeyPem: string; publicKeyPem: string };
+}
+
+// ECDSA P-256 rather than RSA: key generation takes microseconds, so every
+// control plane gets fresh keys without slowing start-up.
+const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
+const crypto = webcrypto as unknown as Crypto;
+
+function pem(label: string, der: ArrayBuffer): string {
+  const b64 = Buffer.from(der).toString("base64");
+  return `-----BEGIN ${label}-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`;
+}
+
+async function keyPair(): Promise<CryptoKeyPair> {
+  return crypto.subtle.generateKey(algorithm, true, ["sign", "verify"]);
+}
+
+async function privatePem(keys: CryptoKeyPair): Promise<string> {
+  return pem("PRIVATE KEY", await crypto.subtle.exportKey("pkcs8", keys.privateKey));
+}
+
+function serial(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(16)))
+    .toString("hex")
+    .replace(/^[89a-f]/, "1");
+}
+
+/**
+ * Generates a CA, a serving certificate for 127.0.0.1/localhost, an admin
+ * client certificate in group system:masters, and a service-account key pair.
+ */
+export async function generateControlPlaneCertificates(): Promise<ControlPlaneCertificates> {
+  const notBefore = new Date(Date.now() - 60_000);
+  const notAfter = new Date(Date.now() + 7 * 24 * 3600_000);
+  const caKeys = await keyPair();
+  const caCert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: serial(),
+      name: "CN=tessera-testenv-ca",
+      notBefore,
+      notAfter,
+      keys: caKeys,
+      signingAlgorithm: algorithm,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+        await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey, false, crypto),
+      ],
+    },
+    crypto,
+  );
+
+  const leaf = async (subject: string, usage: string, san?: x509.SubjectAlternativeNameExtension) => {
+    const keys = await keyPair();
+    const extensions: x509.Extension[] = [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+        true,
+      ),
+      new x509.ExtendedKeyUsageExtension([usage], false),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert, false, crypto),
+    ];
+    if (san) extensions.push(san);
+    const cert = await x509.X509CertificateGenerator.create(
+      {
+        serialNumber: serial(),
+        subject,
+        issuer: caCert.subject,
+        notBefore,
+        notAfter,
+        publicKey: keys.publicKey,
+        signingKey: caKeys.privateKey,
+        signingAlgorithm: algorithm,
+        extensions,
+      },
+      crypto,
+    );
+    return { certPem: cert.toString("pem") + "\n", keyPem: await privatePem(keys) };
+  };
+
+  const serving = await leaf(
+    "CN=kube-apiserver",
+    x509.ExtendedKeyUsage.serverAuth,
+    new x509.SubjectAlternativeNameExtension([
+      { type: "ip", value: "127.0.0.1" },
+      { type: "dns", value: "localhost" },
+      { type: "dns", value: "kubernetes.default.svc" },
+    ]),
+  );
+  const admin = await leaf("CN=tessera-admin, O=system:masters", x509.ExtendedKeyUsage.clientAuth);
+  const saKeys = await keyPair();
+  return {
+    ca: { certPem: caCert.toString("pem") + "\n", keyPem: await privatePem(caKeys) },
+    serving,
+    admin,
+    serviceAccount: {
+      privateKeyPem: await privatePem(saKeys),
+      publicKeyPem: pem("PUBLIC KEY", await crypto.subtle.exportKey("spki", saKeys.publicKey)),
+    },
+  };
+}

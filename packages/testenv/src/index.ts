@@ -1,0 +1,15 @@
+export { ControlPlane, ControlPlaneStartError } from "./control-plane.js";
+export type { ControlPlaneOptions, RawResponse } from "./control-plane.js";
+export { FaultProxy } from "./fault-proxy.js";
+export type { FaultProxyStats } from "./fault-proxy.js";
+export {
+  resolveControlPlaneBinaries,
+  buildScriptPath,
+  ControlPlaneBinariesNotFoundError,
+} from "./binaries.js";
+export type { ControlPlaneBinaries } from "./binaries.js";
+export { generateControlPlaneCertificates } from "./certificates.js";
+export type { ControlPlaneCertificates, CertificateFiles } from "./certificates.js";
+export { freePort } from "./free-port.js";
+export { kubeConfigVia } from "./kubeconfig-via.js";
+export { useControlPlane } from "./mocha-fixture.js";

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test run, from a fresh clone: installs what is missing (Node 24
+# when the machine's is older, npm packages, the control-plane binaries),
+# builds, lints, then runs every unit and integration test. The last line is
+# "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${TESSERA_NODE_OK:-}" ]; then TESSERA_NODE_OK=1 exec bash scripts/with-node.sh bash "$0" "$@"; fi
+echo "tessera: node $(node --version), npm $(npm --version)"
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+if [ -z "${TESSERA_CONTROLPLANE_DIR:-}${KUBEBUILDER_ASSETS:-}" ]; then
+  TESSERA_CONTROLPLANE_DIR=$(bash packages/testenv/tools/controlplane/build.sh | tail -n 1)
+  export TESSERA_CONTROLPLANE_DIR
+fi
+npm run --silent build
+npm run --silent lint
+# The reflector's own watch-list consistency check is on in our test runs.
+export TESSERA_WATCHLIST_CONSISTENCY_CHECK=1
+npx mocha --config .mocharc.json 'packages/*/dist/test/**/*.test.js'
