@@ -69,13 +69,24 @@ export class ManagedProcess {
     if (this.running) this.child!.kill("SIGKILL");
   }
 
-  /** The last lines of the log, for error messages. */
+  /**
+   * What the process said last, for error messages: its error lines (klog
+   * `E...` lines, `Error:` lines) of the latest run when it printed any,
+   * else the last lines of the log.
+   */
   tail(lines = 15): string {
+    let text: string;
     try {
-      return readFileSync(this.logFile, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+      text = readFileSync(this.logFile, "utf8");
     } catch {
       return "";
     }
+    const run = text
+      .slice(text.lastIndexOf("\n==== ") + 1)
+      .trimEnd()
+      .split("\n");
+    const errors = run.filter((l) => /^(E\d{4} |Error:|\{"level":"(error|fatal)")/.test(l));
+    return (errors.length ? errors : run).slice(-lines).join("\n");
   }
 }
 

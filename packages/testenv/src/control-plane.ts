@@ -179,6 +179,8 @@ export class ControlPlane {
           // without this, every Pod create would be refused.
           "--disable-admission-plugins=ServiceAccount",
           "--profiling=false",
+          // The endpoint reconciler refuses a loopback advertise address.
+          "--endpoint-reconciler-type=none",
           `--feature-gates=${gateFlag}`,
           ...(this.options.apiserverFlags ?? []),
         ],
@@ -234,15 +236,20 @@ export class ControlPlane {
   }
 
   /**
-   * Compacts etcd up to its current revision, so a LIST or WATCH that has to
-   * read an older resourceVersion from etcd gets 410 Gone. Returns the
-   * revision compacted to. (kube-apiserver's watch cache still serves its
-   * own window of recent events; see the package README.)
+   * Compacts etcd up to its current revision, so that any older
+   * resourceVersion gives 410 Gone. kube-apiserver's watch cache would go on
+   * serving its own window of recent events from memory, so by default the
+   * apiserver is restarted too (its cache then starts above the compacted
+   * revision), as a server that has lost that history would behave. With
+   * `{ resetWatchCache: false }` only etcd is compacted: reads served from etcd
+   * (paginated LISTs, continue tokens) get 410, the watch cache does not.
+   * Returns the revision compacted to.
    */
-  async compact(): Promise<string> {
+  async compact(opts: { resetWatchCache?: boolean } = {}): Promise<string> {
     const range = await this.etcdPost("/v3/kv/range", { key: Buffer.from("/").toString("base64") });
     const revision = (range.header as { revision: string }).revision;
     await this.etcdPost("/v3/kv/compaction", { revision, physical: true });
+    if (opts.resetWatchCache ?? true) await this.restartApiserver();
     return revision;
   }
 
