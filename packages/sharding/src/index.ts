@@ -1,2 +1,20 @@
 export { fnv1a64, fnv1a64Hex, fnv1a64Words } from "./fnv1a64.js";
 export type { Hash64 } from "./fnv1a64.js";
+export {
+  HASH_SPACE,
+  FULL_RANGE,
+  isValidHashRange,
+  rangeContains,
+  mergeRanges,
+  rangesSize,
+} from "./hash-range.js";
+export type { HashRange } from "./hash-range.js";
+export { formatHashBound, TOP_BOUND_LITERAL } from "./hash-bound.js";
+export { SHARD_FIELDS, DEFAULT_SHARD_FIELD, isShardField, shardKeyOf } from "./shard-field.js";
+export type { ShardField, ShardKeySource } from "./shard-field.js";
+export { ShardSelector } from "./shard-selector.js";
+export { parseShardSelector } from "./shard-selector-parser.js";
+export type { ParsedShardSelector } from "./shard-selector-parser.js";
+export { ShardSelectorError, ACCEPTED_SELECTOR_FORMS } from "./shard-selector-error.js";
+export { checkTiling, assertTiling, TilingError } from "./tiling.js";
+export type { TilingReport } from "./tiling.js";
