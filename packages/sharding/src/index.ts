@@ -18,3 +18,6 @@ export type { ParsedShardSelector } from "./shard-selector-parser.js";
 export { ShardSelectorError, ACCEPTED_SELECTOR_FORMS } from "./shard-selector-error.js";
 export { checkTiling, assertTiling, TilingError } from "./tiling.js";
 export type { TilingReport } from "./tiling.js";
+export { SlotSpace, SlotCountError, DEFAULT_SLOT_COUNT, MAX_SLOT_COUNT } from "./slot-space.js";
+export { planSlots } from "./slot-planner.js";
+export type { SlotOwners, SlotPlan } from "./slot-planner.js";
