@@ -1,1 +1,35 @@
-export {};
+export { LeaderElector } from "./leader-elector.js";
+export type {
+  LeaderCallbacks,
+  LeaderElectorOptions,
+  LeaderElectionResult,
+  LeaderElectionHealth,
+} from "./leader-elector.js";
+export {
+  resolveDurations,
+  LeaderElectionConfigError,
+  JITTER_FACTOR,
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+} from "./leader-election-config.js";
+export type { LeaderElectionDurations } from "./leader-election-config.js";
+export { LeadershipEndedError } from "./leadership-ended-error.js";
+export type { LeadershipEndReason } from "./leadership-ended-error.js";
+export { LeaseLock } from "./lease-lock.js";
+export type { LeaseLockOptions } from "./lease-lock.js";
+export type { ResourceLock } from "./resource-lock.js";
+export { sameRecord } from "./leader-election-record.js";
+export type { LeaderElectionRecord, VersionedRecord } from "./leader-election-record.js";
+export { LockError, LockConflictError } from "./lock-error.js";
+export type { LockVerb } from "./lock-error.js";
+export { InMemoryLock, InMemoryLockStore } from "./in-memory-lock.js";
+export type { InMemoryLockFault } from "./in-memory-lock.js";
+export { LeaderElectionMetrics } from "./leader-election-metrics.js";
+export type { RenewFailureReason } from "./leader-election-metrics.js";
+export { SystemClock } from "./clock.js";
+export type { Clock, Timer } from "./clock.js";
+export { FakeClock } from "./fake-clock.js";
+export { silentLogger } from "./logger.js";
+export type { Logger, LogFields } from "./logger.js";
+export { TimeoutError } from "./abort-scope.js";

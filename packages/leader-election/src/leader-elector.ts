@@ -1,0 +1,484 @@
+import type { Meter } from "@opentelemetry/api";
+import { delay, timeoutScope } from "./abort-scope.js";
+import { SystemClock, type Clock, type Timer } from "./clock.js";
+import {
+  JITTER_FACTOR,
+  LeaderElectionConfigError,
+  resolveDurations,
+  type LeaderElectionDurations,
+} from "./leader-election-config.js";
+import { LeaderElectionMetrics, type RenewFailureReason } from "./leader-election-metrics.js";
+import { sameRecord, type LeaderElectionRecord, type VersionedRecord } from "./leader-election-record.js";
+import { LeadershipEndedError, type LeadershipEndReason } from "./leadership-ended-error.js";
+import { LockConflictError, LockError } from "./lock-error.js";
+import { silentLogger, type LogFields, type Logger } from "./logger.js";
+import type { ResourceLock } from "./resource-lock.js";
+
+/** What a {@link LeaderElector} calls as leadership comes and goes. */
+export interface LeaderCallbacks {
+  /**
+   * Called once this elector holds the lock. `signal` aborts, with a
+   * {@link LeadershipEndedError} as its reason, the moment leadership ends:
+   * when `run()` is cancelled, or before the lease could expire for anyone
+   * else when renewal fails. Return a promise to have the elector wait for
+   * the work to wind down before it releases the lock and returns.
+   */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /** Called after leadership ended (never when this elector did not lead). */
+  onStoppedLeading?(): void;
+  /** Called when the observed holder changes to a new identity (this elector's own included). */
+  onNewLeader?(identity: string): void;
+}
+
+/** Options for {@link LeaderElector}; durations are checked at construction. */
+export interface LeaderElectorOptions extends Partial<LeaderElectionDurations> {
+  /** The lock to compete for; its identity is this elector's. */
+  lock: ResourceLock;
+  /** Leadership callbacks. */
+  callbacks: LeaderCallbacks;
+  /**
+   * Hand the lock back when leadership ends (holder cleared, so the next
+   * candidate takes over on its next retry instead of waiting out the lease).
+   * Default true.
+   */
+  releaseOnCancel?: boolean;
+  /** The election's name in metrics (attribute `name`); default the lock's description. */
+  name?: string;
+  /**
+   * Upper bound for one lock request; a renewal is also bounded by what is
+   * left of renewDeadline. Default max(retryPeriod, renewDeadline / 2).
+   */
+  requestTimeoutMs?: number;
+  /** Time source; default {@link SystemClock}. */
+  clock?: Clock;
+  /** Uniform random numbers in [0, 1) for jitter; default Math.random. */
+  random?: () => number;
+  /** Structured logger; default silent. */
+  logger?: Logger;
+  /** OpenTelemetry meter for the instruments listed on {@link LeaderElectionMetrics}. */
+  meter?: Meter;
+}
+
+/** How a call to {@link LeaderElector.run} ended. */
+export interface LeaderElectionResult {
+  /** Whether this elector led at some point during the run. */
+  led: boolean;
+  /** Why it returned. */
+  reason: LeadershipEndReason;
+}
+
+/** What {@link LeaderElector.health} reports, for a liveness or readiness probe. */
+export interface LeaderElectionHealth {
+  healthy: boolean;
+  /** Whether this elector leads right now. */
+  leading: boolean;
+  /** Why it is unhealthy. */
+  reason?: string;
+}
+
+type AttemptResult = { ok: true } | { ok: false; reason: RenewFailureReason };
+
+/**
+ * Lease-based leader election with client-go's semantics.
+ *
+ * A candidate reads the lock every retry period (jittered). It takes the
+ * lock when it is free, released, or when the candidate has seen the very
+ * same record, unchanged, for the record's lease duration by its own
+ * monotonic clock: it never compares another host's `renewTime` with its own
+ * clock. Every write quotes the version read, so of two candidates racing
+ * only one wins.
+ *
+ * The leader renews every retry period. If it cannot renew within
+ * renewDeadline of its last successful renewal (counted from when that
+ * request was sent), it aborts the signal it gave to `onStartedLeading` at
+ * once and reports itself unhealthy; as renewDeadline < leaseDuration, that
+ * happens before any candidate may take the lock. `run()` then returns;
+ * whether the process exits or campaigns again is the caller's choice.
+ *
+ * ```ts
+ * const elector = new LeaderElector({
+ *   lock: new LeaseLock({ kubeConfig, namespace: "default", name: "my-operator", identity: podName }),
+ *   callbacks: { onStartedLeading: (signal) => controllers.run(signal) },
+ * });
+ * const stop = new AbortController();
+ * process.once("SIGTERM", () => stop.abort());
+ * await elector.run(stop.signal); // releases the lease on the way out
+ * ```
+ */
+export class LeaderElector {
+  /** The durations in force. */
+  readonly durations: LeaderElectionDurations;
+  /** This elector's identity (the lock's). */
+  readonly identity: string;
+  private readonly lock: ResourceLock;
+  private readonly callbacks: LeaderCallbacks;
+  private readonly releaseOnCancel: boolean;
+  private readonly requestTimeoutMs: number;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly logger: Logger;
+  private readonly metrics: LeaderElectionMetrics | undefined;
+  private readonly fields: LogFields;
+
+  private observed: VersionedRecord | undefined;
+  private observedTime = 0;
+  private reportedLeader = "";
+  private running = false;
+  private leadership: AbortController | undefined;
+  private lastRenewStart = 0;
+  private lastFailure: LockError | undefined;
+  private lost: string | undefined;
+
+  /** @throws LeaderElectionConfigError when the durations break leaseDuration > renewDeadline > 1.2 × retryPeriod */
+  constructor(options: LeaderElectorOptions) {
+    this.durations = resolveDurations(options);
+    if (!options.lock) throw new LeaderElectionConfigError("lock is required");
+    if (!options.lock.identity) throw new LeaderElectionConfigError("the lock's identity must not be empty");
+    if (typeof options.callbacks?.onStartedLeading !== "function") {
+      throw new LeaderElectionConfigError("callbacks.onStartedLeading is required");
+    }
+    const requestTimeoutMs =
+      options.requestTimeoutMs ?? Math.max(this.durations.retryPeriodMs, this.durations.renewDeadlineMs / 2);
+    if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0) {
+      throw new LeaderElectionConfigError(
+        `requestTimeoutMs must be a positive number of milliseconds, got ${requestTimeoutMs}`,
+      );
+    }
+    this.lock = options.lock;
+    this.identity = options.lock.identity;
+    this.callbacks = options.callbacks;
+    this.releaseOnCancel = options.releaseOnCancel ?? true;
+    this.requestTimeoutMs = requestTimeoutMs;
+    this.clock = options.clock ?? new SystemClock();
+    this.random = options.random ?? Math.random;
+    this.logger = options.logger ?? silentLogger;
+    this.fields = { lock: this.lock.describe(), identity: this.identity };
+    this.metrics = options.meter
+      ? new LeaderElectionMetrics(options.meter, options.name ?? this.lock.describe(), () => this.isLeader)
+      : undefined;
+  }
+
+  /** Whether this elector leads right now. */
+  get isLeader(): boolean {
+    return this.leadership !== undefined && !this.leadership.signal.aborted;
+  }
+
+  /** The holder this elector last observed; `undefined` when none (or not yet read). */
+  get leader(): string | undefined {
+    return this.observed?.record.holderIdentity || undefined;
+  }
+
+  /** The record this elector last read or wrote. */
+  get observedRecord(): LeaderElectionRecord | undefined {
+    return this.observed && { ...this.observed.record };
+  }
+
+  /** The last failed lock operation (cleared by the next success). */
+  get lastError(): LockError | undefined {
+    return this.lastFailure;
+  }
+
+  /** Shorthand for `health().healthy`. */
+  get healthy(): boolean {
+    return this.health().healthy;
+  }
+
+  /**
+   * Unhealthy when leading without a renewal for longer than renewDeadline,
+   * when the last run lost leadership because renewal failed, or when the
+   * lock refuses this identity (401/403). Healthy otherwise, candidates
+   * included.
+   */
+  health(): LeaderElectionHealth {
+    if (this.isLeader) {
+      const since = this.clock.now() - this.lastRenewStart;
+      if (since > this.durations.renewDeadlineMs) {
+        return {
+          healthy: false,
+          leading: true,
+          reason:
+            `leading ${this.lock.describe()} without a renewal for ${Math.round(since)} ms ` +
+            `(renewDeadline ${this.durations.renewDeadlineMs} ms)`,
+        };
+      }
+      return { healthy: true, leading: true };
+    }
+    if (this.lost) return { healthy: false, leading: false, reason: this.lost };
+    if (this.lastFailure?.isPermissionDenied) {
+      return { healthy: false, leading: false, reason: this.lastFailure.message };
+    }
+    return { healthy: true, leading: false };
+  }
+
+  /**
+   * Campaigns until this elector leads, leads until `signal` aborts or
+   * renewal fails, then (by default) releases the lock and returns. Lock
+   * errors never reject it: they are logged, kept in {@link lastError} and
+   * retried. It may be called again once it has returned.
+   */
+  async run(signal?: AbortSignal): Promise<LeaderElectionResult> {
+    if (this.running) throw new Error(`LeaderElector ${this.identity}: run() is already in progress`);
+    this.running = true;
+    this.lost = undefined;
+    try {
+      if (!(await this.acquire(signal))) return { led: false, reason: "cancelled" };
+      return { led: true, reason: await this.lead(signal) };
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Stops reporting metrics. */
+  close(): void {
+    this.metrics?.close();
+  }
+
+  private async acquire(signal: AbortSignal | undefined): Promise<boolean> {
+    this.logger.info("campaigning for leadership", this.fields);
+    while (!signal?.aborted) {
+      const result = await this.attempt(this.requestTimeoutMs, [signal]);
+      this.reportLeader();
+      if (result.ok) return true;
+      await delay(this.clock, this.acquireWait(result.reason), [signal]);
+    }
+    return false;
+  }
+
+  /**
+   * A jittered retry period, 1 to 1 + {@link JITTER_FACTOR} periods; when the
+   * lock is held by another, cut short to the moment its lease would expire
+   * by our observation, if that comes sooner.
+   */
+  private acquireWait(failure: RenewFailureReason): number {
+    const { retryPeriodMs } = this.durations;
+    const jittered = retryPeriodMs * (1 + this.random() * JITTER_FACTOR);
+    if (failure !== "taken") return jittered;
+    const untilExpiry = this.observedTime + this.observedLeaseMs() - this.clock.now();
+    return Math.max(0, Math.min(jittered, untilExpiry));
+  }
+
+  private async lead(signal: AbortSignal | undefined): Promise<LeadershipEndReason> {
+    const leadership = new AbortController();
+    this.leadership = leadership;
+    let endReason: LeadershipEndReason = "cancelled";
+    const stepDown = (reason: LeadershipEndReason, message: string) => {
+      if (leadership.signal.aborted) return;
+      endReason = reason;
+      this.lost = message;
+      this.logger.warn("stopped leading", { ...this.fields, reason, detail: message });
+      leadership.abort(new LeadershipEndedError(reason, message));
+    };
+    const deadlineMessage = () =>
+      `could not renew ${this.lock.describe()} within renewDeadline (${this.durations.renewDeadlineMs} ms)` +
+      (this.lastFailure ? `; last error: ${this.lastFailure.message}` : "");
+    let deadline: Timer | undefined;
+    const armDeadline = () => {
+      deadline?.cancel();
+      const left = this.lastRenewStart + this.durations.renewDeadlineMs - this.clock.now();
+      deadline = this.clock.setTimer(left, () => stepDown("renewDeadlineExceeded", deadlineMessage()));
+    };
+    armDeadline();
+
+    this.metrics?.startedLeading();
+    this.logger.info("started leading", this.fields);
+    const work = this.startWork(leadership.signal);
+
+    while (!leadership.signal.aborted && !signal?.aborted) {
+      await delay(this.clock, this.durations.retryPeriodMs, [signal, leadership.signal]);
+      if (leadership.signal.aborted || signal?.aborted) break;
+      const left = this.lastRenewStart + this.durations.renewDeadlineMs - this.clock.now();
+      const result = await this.attempt(Math.min(this.requestTimeoutMs, left), [signal, leadership.signal]);
+      if (leadership.signal.aborted) break;
+      this.reportLeader();
+      if (result.ok) {
+        armDeadline();
+        continue;
+      }
+      if (signal?.aborted) break;
+      this.metrics?.renewFailed(result.reason);
+      if (result.reason === "taken") {
+        stepDown("leaseTaken", `${this.lock.describe()} is now held by ${this.leader ?? "another identity"}`);
+      } else {
+        this.logger.warn("failed to renew", {
+          ...this.fields,
+          reason: result.reason,
+          error: this.lastFailure?.message,
+        });
+      }
+    }
+    deadline?.cancel();
+    if (!leadership.signal.aborted) {
+      this.logger.info("leadership cancelled", this.fields);
+      leadership.abort(
+        new LeadershipEndedError("cancelled", `leadership of ${this.lock.describe()} was cancelled`),
+      );
+    }
+    this.leadership = undefined;
+    await work;
+    if (this.releaseOnCancel) await this.release();
+    try {
+      this.callbacks.onStoppedLeading?.();
+    } catch (err) {
+      this.logger.error("onStoppedLeading threw", { ...this.fields, error: String(err) });
+    }
+    return endReason;
+  }
+
+  private startWork(signal: AbortSignal): Promise<void> {
+    const failed = (err: unknown) =>
+      this.logger.error("onStartedLeading failed", {
+        ...this.fields,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    try {
+      return Promise.resolve(this.callbacks.onStartedLeading(signal)).catch(failed);
+    } catch (err) {
+      failed(err);
+      return Promise.resolve();
+    }
+  }
+
+  /** Clears the holder so the next candidate need not wait out the lease. */
+  private async release(): Promise<void> {
+    const observed = this.observed;
+    if (!observed || observed.record.holderIdentity !== this.identity) return;
+    const now = this.clock.wallTime();
+    const record: LeaderElectionRecord = {
+      holderIdentity: "",
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: observed.record.leaseTransitions,
+    };
+    const scope = timeoutScope(this.clock, this.requestTimeoutMs, `releasing ${this.lock.describe()}`, []);
+    try {
+      const version = await this.lock.update(record, observed.version, scope.signal);
+      this.observed = { record, version };
+      this.observedTime = this.clock.now();
+      this.logger.info("released the lock", this.fields);
+    } catch (err) {
+      this.logger.warn("could not release the lock", {
+        ...this.fields,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /** One bounded try to acquire or renew, with errors turned into a reason. */
+  private async attempt(timeoutMs: number, signals: Array<AbortSignal | undefined>): Promise<AttemptResult> {
+    const scope = timeoutScope(this.clock, timeoutMs, `${this.lock.describe()} request`, signals);
+    try {
+      const outcome = await this.tryAcquireOrRenew(scope.signal);
+      this.lastFailure = undefined;
+      return outcome === "acquired" ? { ok: true } : { ok: false, reason: "taken" };
+    } catch (err) {
+      if (err instanceof LockConflictError) {
+        this.logger.debug("lost a race for the lock", { ...this.fields, verb: err.verb });
+        return { ok: false, reason: "conflict" };
+      }
+      const failure =
+        err instanceof LockError
+          ? err
+          : new LockError("get", this.lock.describe(), err instanceof Error ? err.message : String(err), {
+              cause: err,
+            });
+      // A request cut short by our own cancellation is not a lock failure.
+      if (scope.signal.aborted && !scope.timedOut) return { ok: false, reason: "error" };
+      this.lastFailure = failure;
+      this.logger.warn("lock request failed", {
+        ...this.fields,
+        verb: failure.verb,
+        status: failure.status,
+        error: failure.message,
+      });
+      return { ok: false, reason: scope.timedOut ? "timeout" : "error" };
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<"acquired" | "held"> {
+    const start = this.clock.now();
+    const wall = this.clock.wallTime();
+    const desired: LeaderElectionRecord = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.ceil(this.durations.leaseDurationMs / 1000),
+      acquireTime: wall,
+      renewTime: wall,
+      leaseTransitions: 0,
+    };
+
+    // Fast path: we lead and our lease is still ours by our own clock.
+    const mine = this.observed;
+    if (mine && mine.record.holderIdentity === this.identity && this.leaseValid(start)) {
+      const record = {
+        ...desired,
+        acquireTime: mine.record.acquireTime,
+        leaseTransitions: mine.record.leaseTransitions,
+      };
+      try {
+        this.wrote(record, await this.lock.update(record, mine.version, signal), start);
+        return "acquired";
+      } catch (err) {
+        if (!(err instanceof LockConflictError)) throw err;
+        this.logger.debug("renewal conflicted; re-reading the lock", this.fields);
+      }
+    }
+
+    const current = await this.lock.get(signal);
+    if (!current) {
+      this.wrote(desired, await this.lock.create(desired, signal), start);
+      return "acquired";
+    }
+    const seenAt = this.clock.now();
+    if (!sameRecord(current.record, this.observed?.record)) this.observedTime = seenAt;
+    this.observed = current;
+
+    const holder = current.record.holderIdentity;
+    if (holder !== "" && holder !== this.identity && this.leaseValid(seenAt)) return "held";
+
+    const record =
+      holder === this.identity
+        ? {
+            ...desired,
+            acquireTime: current.record.acquireTime,
+            leaseTransitions: current.record.leaseTransitions,
+          }
+        : { ...desired, leaseTransitions: current.record.leaseTransitions + 1 };
+    this.wrote(record, await this.lock.update(record, current.version, signal), start);
+    return "acquired";
+  }
+
+  /** Records a successful write of ourselves as holder, timed from before the request was sent. */
+  private wrote(record: LeaderElectionRecord, version: string, sentAt: number): void {
+    this.observed = { record, version };
+    this.observedTime = sentAt;
+    this.lastRenewStart = sentAt;
+  }
+
+  /** The observed record's lease duration, or ours when it carries none. */
+  private observedLeaseMs(): number {
+    const seconds = this.observed?.record.leaseDurationSeconds ?? 0;
+    return seconds > 0 ? seconds * 1000 : this.durations.leaseDurationMs;
+  }
+
+  /** Whether the observed record has been seen unchanged for less than its lease duration. */
+  private leaseValid(now: number): boolean {
+    return this.observedTime + this.observedLeaseMs() > now;
+  }
+
+  private reportLeader(): void {
+    const holder = this.observed?.record.holderIdentity ?? "";
+    if (holder === this.reportedLeader) return;
+    this.reportedLeader = holder;
+    if (!holder) return;
+    this.logger.info("new leader observed", { ...this.fields, leader: holder });
+    try {
+      this.callbacks.onNewLeader?.(holder);
+    } catch (err) {
+      this.logger.error("onNewLeader threw", { ...this.fields, error: String(err) });
+    }
+  }
+}
