@@ -1,1 +1,29 @@
-export {};
+export { WorkQueue } from "./work-queue.js";
+export type { WorkQueueOptions, WorkQueueStats } from "./work-queue.js";
+export { NORMAL_PRIORITY, LOW_PRIORITY } from "./priority.js";
+export type { AddOptions } from "./priority.js";
+export { WorkerPool } from "./worker-pool.js";
+export type {
+  WorkContext,
+  WorkResult,
+  WorkHandler,
+  WorkerPoolOptions,
+  WorkerPoolStopOptions,
+  WorkerPoolStopResult,
+} from "./worker-pool.js";
+export { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
+export type { RateLimiter } from "./rate-limiter.js";
+export { ExponentialFailureRateLimiter } from "./exponential-failure-rate-limiter.js";
+export type { ExponentialFailureRateLimiterOptions } from "./exponential-failure-rate-limiter.js";
+export { BucketRateLimiter } from "./bucket-rate-limiter.js";
+export type { BucketRateLimiterOptions } from "./bucket-rate-limiter.js";
+export { MaxOfRateLimiter } from "./max-of-rate-limiter.js";
+export { FastSlowRateLimiter } from "./fast-slow-rate-limiter.js";
+export type { FastSlowRateLimiterOptions } from "./fast-slow-rate-limiter.js";
+export { defaultControllerRateLimiter } from "./default-rate-limiter.js";
+export { delayGranularityMs, bucketFireTime } from "./delay-granularity.js";
+export { SystemClock } from "./clock.js";
+export type { Clock, Timer } from "./clock.js";
+export { FakeClock } from "./fake-clock.js";
+export { silentLogger } from "./logger.js";
+export type { Logger, LogFields } from "./logger.js";

@@ -1,0 +1,46 @@
+/** A pending timer started by {@link Clock.setTimer}. */
+export interface Timer {
+  /** Stops the timer so its callback never runs. Cancelling twice, or after it fired, is harmless. */
+  cancel(): void;
+}
+
+/**
+ * The source of time for a work queue, its rate limiters and its worker pool.
+ * Inject a {@link FakeClock} in tests so that nothing waits for real time.
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic scale (fractions allowed); only differences between readings mean anything. */
+  now(): number;
+  /** Runs `callback` once, `ms` milliseconds from now (a zero or negative `ms` means as soon as possible). */
+  setTimer(ms: number, callback: () => void): Timer;
+}
+
+/** The longest delay `setTimeout` accepts; longer waits are chained. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** The process clock: `performance.now()` and `setTimeout`. */
+export class SystemClock implements Clock {
+  now(): number {
+    return performance.now();
+  }
+
+  setTimer(ms: number, callback: () => void): Timer {
+    let handle: ReturnType<typeof setTimeout> | undefined;
+    const due = this.now() + Math.max(0, ms);
+    const arm = (wait: number): void => {
+      // setTimeout takes at most ~24.8 days; a longer wait sleeps in chunks.
+      const chunked = wait > MAX_TIMEOUT_MS;
+      handle = setTimeout(
+        () => (chunked ? arm(due - this.now()) : callback()),
+        Math.min(MAX_TIMEOUT_MS, Math.max(0, Math.ceil(wait))),
+      );
+    };
+    arm(ms);
+    return {
+      cancel: () => {
+        if (handle !== undefined) clearTimeout(handle);
+        handle = undefined;
+      },
+    };
+  }
+}

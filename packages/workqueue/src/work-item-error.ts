@@ -1,0 +1,61 @@
+import { describeItem } from "./describe-item.js";
+
+/**
+ * Processing an item failed: the handler threw, rejected or timed out. The
+ * worker pool requeues the item with rate limiting and reports this error to
+ * its logger and `onError`. `cause` holds what the handler threw (or a
+ * {@link WorkItemTimeoutError}).
+ */
+export class WorkItemError<T = unknown> extends Error {
+  override readonly name = "WorkItemError";
+  /** What the pool was doing when it failed. */
+  readonly verb = "process";
+
+  constructor(
+    /** The queue's name. */
+    readonly queue: string,
+    /** The item (the resource key) that failed. */
+    readonly item: T,
+    /** How many times the item had been requeued before this attempt. */
+    readonly attempt: number,
+    cause: unknown,
+  ) {
+    super(
+      `workqueue "${queue}": process ${describeItem(item)} (attempt ${attempt + 1}) failed: ${causeMessage(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/** A handler ran longer than the pool's per-item timeout; the abort reason of its signal. */
+export class WorkItemTimeoutError<T = unknown> extends Error {
+  override readonly name = "WorkItemTimeoutError";
+
+  constructor(
+    readonly queue: string,
+    readonly item: T,
+    readonly timeoutMs: number,
+  ) {
+    super(`workqueue "${queue}": process ${describeItem(item)} timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** The worker pool's stop deadline passed while the handler was still running; the abort reason of its signal. */
+export class WorkerPoolStoppedError<T = unknown> extends Error {
+  override readonly name = "WorkerPoolStoppedError";
+
+  constructor(
+    readonly queue: string,
+    readonly item: T,
+    readonly deadlineMs: number,
+  ) {
+    super(
+      `workqueue "${queue}": worker pool stopped; process ${describeItem(item)} still running after the ${deadlineMs} ms stop deadline`,
+    );
+  }
+}
+
+function causeMessage(cause: unknown): string {
+  if (cause instanceof Error) return cause.message;
+  return describeItem(cause);
+}

@@ -1,0 +1,244 @@
+import { strict as assert } from "node:assert";
+import { FakeClock, LOW_PRIORITY, WorkQueue, type LogFields, type Logger } from "../src/index.js";
+
+function newQueue(clock = new FakeClock()): WorkQueue<string> {
+  return new WorkQueue<string>({ name: "test", clock });
+}
+
+/** Takes every ready item without waiting. */
+function drainReady(queue: WorkQueue<string>): string[] {
+  const out: string[] = [];
+  for (let item = queue.tryGet(); item !== undefined; item = queue.tryGet()) out.push(item);
+  return out;
+}
+
+/** Whether a promise has settled, after letting microtasks run. */
+async function settledValue<V>(promise: Promise<V>): Promise<{ settled: boolean; value?: V }> {
+  let state: { settled: boolean; value?: V } = { settled: false };
+  void promise.then((value) => (state = { settled: true, value }));
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return state;
+}
+
+describe("WorkQueue", () => {
+  it("hands out different items first in, first out", async () => {
+    const queue = newQueue();
+    for (const key of ["a", "b", "c"]) queue.add(key);
+    assert.equal(queue.len(), 3);
+    assert.equal(await queue.get(), "a");
+    assert.equal(await queue.get(), "b");
+    assert.equal(await queue.get(), "c");
+    assert.equal(queue.len(), 0);
+  });
+
+  it("queues an item at most once however often it is added", () => {
+    const queue = newQueue();
+    queue.add("a");
+    queue.add("b");
+    queue.add("a");
+    queue.add("a");
+    assert.equal(queue.len(), 2);
+    assert.deepEqual(drainReady(queue), ["a", "b"]);
+  });
+
+  it("does not hand out an item again while it is being processed", async () => {
+    const queue = newQueue();
+    queue.add("a");
+    assert.equal(await queue.get(), "a");
+    queue.add("a");
+    assert.equal(queue.len(), 0, "the re-added item waits for its done");
+    assert.equal(queue.tryGet(), undefined);
+    const second = queue.get();
+    assert.equal((await settledValue(second)).settled, false);
+    queue.done("a");
+    assert.equal(await second, "a", "re-added while processing, handed out again after done");
+  });
+
+  it("an item added while processing is handed out once more, not once per add", () => {
+    const queue = newQueue();
+    queue.add("a");
+    assert.equal(queue.tryGet(), "a");
+    queue.add("a");
+    queue.add("a");
+    queue.done("a");
+    assert.deepEqual(drainReady(queue), ["a"]);
+    queue.done("a");
+    assert.deepEqual(drainReady(queue), []);
+  });
+
+  it("an item done without being re-added is gone", () => {
+    const queue = newQueue();
+    queue.add("a");
+    queue.tryGet();
+    queue.done("a");
+    assert.equal(queue.len(), 0);
+    assert.deepEqual(queue.stats().processing, 0);
+  });
+
+  it("a waiting get is served by the next add, waiting callers in call order", async () => {
+    const queue = newQueue();
+    const first = queue.get();
+    const second = queue.get();
+    queue.add("x");
+    queue.add("y");
+    assert.equal(await first, "x");
+    assert.equal(await second, "y");
+    assert.equal(queue.stats().processing, 2);
+  });
+
+  it("done for an item never handed out is ignored without corrupting the queue", () => {
+    const queue = newQueue();
+    queue.add("a");
+    queue.add("b");
+    queue.done("a"); // queued but not processing
+    queue.done("never-added");
+    assert.equal(queue.stats().ignoredDone, 2);
+    assert.deepEqual(drainReady(queue), ["a", "b"], "no duplicate of a, order kept");
+    queue.done("a");
+    queue.done("a"); // a second done
+    assert.equal(queue.stats().ignoredDone, 3);
+    queue.add("a");
+    assert.deepEqual(drainReady(queue), ["a"]);
+  });
+
+  describe("priority", () => {
+    it("hands out live events before items from an initial list", () => {
+      const queue = newQueue();
+      queue.add("list-1", { priority: LOW_PRIORITY });
+      queue.add("list-2", { priority: LOW_PRIORITY });
+      queue.add("event-1");
+      queue.add("list-3", { priority: LOW_PRIORITY });
+      queue.add("event-2");
+      assert.deepEqual(drainReady(queue), ["event-1", "event-2", "list-1", "list-2", "list-3"]);
+    });
+
+    it("a live event for a queued low-priority item raises it, without a duplicate", () => {
+      const queue = newQueue();
+      queue.add("a", { priority: LOW_PRIORITY });
+      queue.add("b", { priority: LOW_PRIORITY });
+      queue.add("c");
+      queue.add("b");
+      assert.equal(queue.len(), 3);
+      assert.deepEqual(drainReady(queue), ["c", "b", "a"]);
+      assert.equal(queue.len(), 0);
+    });
+
+    it("a low-priority add does not lower a queued item", () => {
+      const queue = newQueue();
+      queue.add("a");
+      queue.add("b");
+      queue.add("a", { priority: LOW_PRIORITY });
+      queue.add("c", { priority: LOW_PRIORITY });
+      assert.deepEqual(drainReady(queue), ["a", "b", "c"]);
+    });
+
+    it("the highest priority asked while processing applies when it is re-queued", () => {
+      const queue = newQueue();
+      queue.add("a");
+      assert.equal(queue.tryGet(), "a");
+      queue.add("a", { priority: LOW_PRIORITY });
+      queue.add("b", { priority: LOW_PRIORITY });
+      queue.add("a", { priority: 5 });
+      queue.done("a");
+      assert.deepEqual(drainReady(queue), ["a", "b"]);
+    });
+
+    it("rejects a priority that is not a finite number", () => {
+      const queue = newQueue();
+      assert.throws(() => queue.add("a", { priority: Number.NaN }), /test.*add of a.*finite/);
+      assert.equal(queue.len(), 0);
+    });
+  });
+
+  describe("shutdown", () => {
+    it("drops and counts adds after shutdown", () => {
+      const queue = newQueue();
+      queue.shutDown();
+      queue.add("a");
+      queue.addAfter("b", 1_000);
+      queue.addRateLimited("c");
+      assert.equal(queue.len(), 0);
+      assert.equal(queue.stats().droppedAfterShutdown, 3);
+      assert.equal(queue.shuttingDown(), true);
+    });
+
+    it("answers undefined to waiting gets, and hands out what is still ready first", async () => {
+      const queue = newQueue();
+      const waiting = queue.get();
+      queue.shutDown();
+      assert.equal(await waiting, undefined);
+
+      const other = newQueue();
+      other.add("a");
+      other.shutDown();
+      assert.equal(await other.get(), "a");
+      assert.equal(await other.get(), undefined);
+    });
+
+    it("keeps done working: an item re-added before the shutdown comes back once more", async () => {
+      const queue = newQueue();
+      queue.add("a");
+      assert.equal(await queue.get(), "a");
+      queue.add("a");
+      queue.shutDown();
+      queue.done("a");
+      assert.equal(await queue.get(), "a");
+      queue.done("a");
+      assert.equal(await queue.get(), undefined);
+    });
+
+    it("drops the delayed adds", () => {
+      const clock = new FakeClock();
+      const queue = newQueue(clock);
+      queue.addAfter("a", 5_000);
+      queue.shutDown();
+      assert.equal(clock.pendingTimers, 0);
+      clock.advanceSync(10_000);
+      assert.equal(queue.len(), 0);
+    });
+
+    it("shutDownWithDrain waits until everything handed out is done and nothing is ready", async () => {
+      const queue = newQueue();
+      queue.add("a");
+      queue.add("b");
+      assert.equal(await queue.get(), "a");
+      const drained = queue.shutDownWithDrain();
+      assert.equal((await settledValue(drained)).settled, false);
+      queue.done("a");
+      assert.equal((await settledValue(drained)).settled, false, "b is still ready");
+      assert.equal(await queue.get(), "b");
+      queue.done("b");
+      assert.equal((await settledValue(drained)).settled, true);
+    });
+
+    it("shutDownWithDrain on an idle queue resolves at once; shutDown ends a pending drain", async () => {
+      assert.equal((await settledValue(newQueue().shutDownWithDrain())).settled, true);
+      const queue = newQueue();
+      queue.add("a");
+      await queue.get();
+      const drained = queue.shutDownWithDrain();
+      queue.shutDown();
+      assert.equal((await settledValue(drained)).settled, true);
+    });
+
+    it("logs the shutdown with the queue's name", () => {
+      const lines: { message: string; fields?: LogFields }[] = [];
+      const record = (message: string, fields?: LogFields) => void lines.push({ message, fields });
+      const logger: Logger = { debug: record, info: record, warn: record, error: record };
+      const queue = new WorkQueue<string>({ name: "pods", clock: new FakeClock(), logger });
+      queue.add("a");
+      queue.shutDown();
+      queue.add("b");
+      assert.ok(lines.some((l) => /shutting down/.test(l.message) && l.fields?.["queue"] === "pods"));
+      assert.ok(lines.some((l) => /dropped/.test(l.message) && l.fields?.["item"] === "b"));
+    });
+  });
+
+  it("compares items like Map keys", () => {
+    const queue = new WorkQueue<number>({ clock: new FakeClock() });
+    queue.add(1);
+    queue.add(1);
+    queue.add(2);
+    assert.equal(queue.len(), 2);
+  });
+});
