@@ -126,7 +126,8 @@ export function planSlots(current: SlotOwners, members: readonly string[]): Slot
     if (donors.length > 0) {
       // No free slot touches a donor. Open one where two donors meet, so that
       // the next round frees the other side too and the receiver gets one
-      // piece from both; else at the tail of the largest donor's longest run.
+      // piece from both; else free the largest donor's largest run that fits
+      // its quota whole, or the tail of its longest run.
       const meeting = runs.findIndex(
         (r, i) => i + 1 < runs.length && gives(r.owner) && gives(runs[i + 1]!.owner),
       );
@@ -136,11 +137,12 @@ export function planSlots(current: SlotOwners, members: readonly string[]): Slot
         assign(run.end - k, run.end, undefined);
         continue;
       }
+      // A whole run that fits the quota goes first (the donor loses a range).
       const d = donors.sort((a, b) => quota.get(b)! - quota.get(a)! || compareIds(a, b))[0]!;
-      const run = maxBy(
-        runs.filter((x) => x.owner === d),
-        (x) => x.end - x.start,
-      );
+      const own = runs.filter((x) => x.owner === d);
+      const whole = own.filter((x) => x.end - x.start <= quota.get(d)!);
+      const run =
+        whole.length > 0 ? maxBy(whole, (x) => x.end - x.start) : maxBy(own, (x) => x.end - x.start);
       const k = Math.min(quota.get(d)!, run.end - run.start);
       assign(run.end - k, run.end, undefined);
       continue;
