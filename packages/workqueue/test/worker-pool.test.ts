@@ -1,0 +1,364 @@
+import { strict as assert } from "node:assert";
+import {
+  FakeClock,
+  WorkItemError,
+  WorkItemTimeoutError,
+  WorkQueue,
+  WorkerPool,
+  WorkerPoolStoppedError,
+  type LogFields,
+  type Logger,
+  type WorkContext,
+  type WorkResult,
+} from "../src/index.js";
+
+interface Deferred<V> {
+  promise: Promise<V>;
+  resolve(value: V): void;
+  reject(error: unknown): void;
+}
+
+function deferred<V = void>(): Deferred<V> {
+  let resolve!: (value: V) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<V>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+interface Call {
+  item: string;
+  context: WorkContext;
+  result: Deferred<WorkResult | void>;
+  open: boolean;
+}
+
+/** A handler whose calls the test finishes by hand, one deferred per call. */
+class ControlledHandler {
+  readonly calls: Call[] = [];
+  running = 0;
+  maxRunning = 0;
+  readonly runningItems = new Set<string>();
+  overlap = false;
+
+  readonly handle = async (item: string, context: WorkContext): Promise<WorkResult | void> => {
+    if (this.runningItems.has(item)) this.overlap = true;
+    this.runningItems.add(item);
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    const result = deferred<WorkResult | void>();
+    this.calls.push({ item, context, result, open: true });
+    try {
+      return await result.promise;
+    } finally {
+      this.running--;
+      this.runningItems.delete(item);
+    }
+  };
+
+  /** The still-unfinished calls, in start order. */
+  open(): Call[] {
+    return this.calls.filter((c) => c.open);
+  }
+}
+
+function finish(call: Call, value?: WorkResult): void {
+  call.open = false;
+  call.result.resolve(value);
+}
+
+function fail(call: Call, error: unknown): void {
+  call.open = false;
+  call.result.reject(error);
+}
+
+function recordingLogger(): {
+  logger: Logger;
+  lines: { level: string; message: string; fields?: LogFields }[];
+} {
+  const lines: { level: string; message: string; fields?: LogFields }[] = [];
+  const at =
+    (level: string) =>
+    (message: string, fields?: LogFields): void =>
+      void lines.push({ level, message, fields });
+  return { logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }, lines };
+}
+
+describe("WorkerPool", () => {
+  let clock: FakeClock;
+  let queue: WorkQueue<string>;
+  let handler: ControlledHandler;
+  let pools: WorkerPool<string>[];
+
+  function newPool(
+    options: {
+      concurrency?: number;
+      timeoutMs?: number;
+      logger?: Logger;
+      onError?: (e: WorkItemError<string>) => void;
+    } = {},
+  ) {
+    const pool = new WorkerPool<string>({ queue, clock, handler: handler.handle, ...options });
+    pools.push(pool);
+    return pool;
+  }
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    queue = new WorkQueue<string>({ name: "pool-test", clock });
+    handler = new ControlledHandler();
+    pools = [];
+  });
+
+  afterEach(async () => {
+    for (const call of handler.open()) finish(call);
+    for (const pool of pools) await pool.stop({ deadlineMs: 0 });
+  });
+
+  it("runs at most `concurrency` items at once and takes the rest as slots free up", async () => {
+    const pool = newPool({ concurrency: 3 });
+    for (let i = 0; i < 10; i++) queue.add(`k${i}`);
+    pool.start();
+    await clock.flush();
+    assert.equal(handler.running, 3);
+    assert.equal(queue.len(), 7, "items not started stay in the queue");
+    while (handler.calls.length < 10 || handler.running > 0) {
+      const open = handler.open();
+      assert.ok(open.length > 0);
+      finish(open[0]!);
+      await clock.flush();
+    }
+    assert.equal(handler.maxRunning, 3);
+    assert.deepEqual(
+      handler.calls.map((c) => c.item),
+      Array.from({ length: 10 }, (_, i) => `k${i}`),
+    );
+    assert.equal(queue.stats().processing, 0);
+  });
+
+  it("never processes one item twice at once; an add during processing runs it again afterwards", async () => {
+    const pool = newPool({ concurrency: 4 });
+    pool.start();
+    queue.add("a");
+    await clock.flush();
+    queue.add("a");
+    queue.add("a");
+    await clock.flush();
+    assert.equal(handler.calls.length, 1);
+    finish(handler.calls[0]!);
+    await clock.flush();
+    assert.equal(handler.calls.length, 2, "processed once more, not once per add");
+    finish(handler.calls[1]!);
+    await clock.flush();
+    assert.equal(handler.calls.length, 2);
+    assert.equal(handler.overlap, false);
+  });
+
+  it("a throw requeues the item with rate limiting, reports it, and the pool keeps going", async () => {
+    const errors: WorkItemError<string>[] = [];
+    const { logger, lines } = recordingLogger();
+    const pool = newPool({ onError: (e) => errors.push(e), logger });
+    pool.start();
+    queue.add("a");
+    await clock.flush();
+    fail(handler.calls[0]!, new Error("conflict writing status"));
+    await clock.flush();
+    assert.equal(errors.length, 1);
+    const error = errors[0]!;
+    assert.ok(error instanceof WorkItemError);
+    assert.equal(error.queue, "pool-test");
+    assert.equal(error.item, "a");
+    assert.equal(error.verb, "process");
+    assert.equal(error.attempt, 0);
+    assert.equal((error.cause as Error).message, "conflict writing status");
+    assert.match(error.message, /pool-test.*process a.*conflict writing status/);
+    assert.ok(
+      lines.some(
+        (l) => l.level === "error" && l.fields?.["item"] === "a" && l.fields?.["queue"] === "pool-test",
+      ),
+    );
+    assert.equal(queue.numRequeues("a"), 1);
+
+    queue.add("b");
+    await clock.flush();
+    assert.equal(handler.calls[1]?.item, "b", "the pool survived");
+    finish(handler.calls[1]!);
+    await clock.advance(5);
+    assert.equal(handler.calls[2]?.item, "a", "retried after the 5 ms backoff");
+    assert.equal(handler.calls[2]?.context.attempt, 1);
+    finish(handler.calls[2]!);
+    await clock.flush();
+    assert.equal(queue.numRequeues("a"), 0, "forgotten after success");
+  });
+
+  it("treats a synchronous throw and a rejected promise alike", async () => {
+    const seen: string[] = [];
+    let attempts = 0;
+    const pool = new WorkerPool<string>({
+      queue,
+      clock,
+      handler: (item) => {
+        seen.push(item);
+        attempts++;
+        if (attempts === 1) throw new Error("sync");
+        if (attempts === 2) return Promise.reject(new Error("async"));
+        return undefined;
+      },
+    });
+    pools.push(pool);
+    pool.start();
+    queue.add("a");
+    await clock.advance(5);
+    await clock.advance(10);
+    assert.deepEqual(seen, ["a", "a", "a"]);
+    assert.equal(queue.numRequeues("a"), 0);
+  });
+
+  it("requeueAfterMs brings the item back after that delay and forgets its failures", async () => {
+    const pool = newPool();
+    pool.start();
+    queue.addRateLimited("a");
+    await clock.advance(5);
+    assert.equal(handler.calls.length, 1);
+    finish(handler.calls[0]!, { requeueAfterMs: 30_000 });
+    await clock.flush();
+    assert.equal(queue.numRequeues("a"), 0);
+    await clock.advance(30_000); // 30.005 s: ready, its one-second bucket ends at 31 s
+    assert.equal(handler.calls.length, 1);
+    await clock.advance(995);
+    assert.equal(handler.calls.length, 2);
+  });
+
+  it("requeue: true brings the item back with rate limiting", async () => {
+    const pool = newPool();
+    pool.start();
+    queue.add("a");
+    await clock.flush();
+    finish(handler.calls[0]!, { requeue: true });
+    await clock.flush();
+    assert.equal(queue.numRequeues("a"), 1);
+    await clock.advance(5);
+    assert.equal(handler.calls.length, 2);
+  });
+
+  it("a per-item timeout aborts the handler's signal, frees the slot, and requeues only once the handler returns", async () => {
+    const errors: WorkItemError<string>[] = [];
+    const pool = newPool({ concurrency: 1, timeoutMs: 1_000, onError: (e) => errors.push(e) });
+    pool.start();
+    queue.add("slow");
+    queue.add("next");
+    await clock.flush();
+    const slow = handler.calls[0]!;
+    assert.equal(slow.item, "slow");
+    await clock.advance(999);
+    assert.equal(slow.context.signal.aborted, false);
+    await clock.advance(1);
+    assert.equal(slow.context.signal.aborted, true);
+    assert.ok(slow.context.signal.reason instanceof WorkItemTimeoutError);
+    assert.equal(handler.calls[1]?.item, "next", "the slot went to the next item");
+
+    queue.add("slow");
+    await clock.flush();
+    assert.equal(
+      handler.calls.filter((c) => c.item === "slow").length,
+      1,
+      "still processing: not handed out again while its handler runs",
+    );
+    finish(slow); // returns late, with success: still a failure
+    await clock.flush();
+    assert.equal(errors.length, 1);
+    assert.ok(errors[0]!.cause instanceof WorkItemTimeoutError);
+    assert.equal(queue.numRequeues("slow"), 1);
+    finish(handler.calls[1]!);
+    await clock.flush();
+    assert.equal(handler.calls[2]?.item, "slow", "the add made during the overrun");
+    assert.equal(handler.overlap, false);
+  });
+
+  it("a handler that finishes in time is not aborted", async () => {
+    const pool = newPool({ timeoutMs: 1_000 });
+    pool.start();
+    queue.add("a");
+    await clock.flush();
+    await clock.advance(500);
+    finish(handler.calls[0]!);
+    await clock.advance(2_000);
+    assert.equal(handler.calls[0]!.context.signal.aborted, false);
+    assert.equal(queue.numRequeues("a"), 0);
+    assert.equal(clock.pendingTimers, 0);
+  });
+
+  it("stop waits for the items in flight, leaves the rest unprocessed and shuts the queue down", async () => {
+    const pool = newPool({ concurrency: 2 });
+    for (const key of ["a", "b", "c"]) queue.add(key);
+    pool.start();
+    await clock.flush();
+    const stopped = pool.stop({ deadlineMs: 10_000 });
+    let outcome: { drained: boolean; abandoned: string[] } | undefined;
+    void stopped.then((r) => (outcome = r));
+    await clock.advance(1_000);
+    assert.equal(outcome, undefined, "waits for a and b");
+    assert.equal(pool.inFlight, 2);
+    finish(handler.calls[0]!);
+    finish(handler.calls[1]!);
+    await clock.flush();
+    assert.deepEqual(outcome, { drained: true, abandoned: [] });
+    assert.deepEqual(
+      handler.calls.map((c) => c.item),
+      ["a", "b"],
+      "c was never started",
+    );
+    assert.equal(queue.shuttingDown(), true);
+    queue.add("d");
+    assert.equal(queue.stats().droppedAfterShutdown, 1);
+    assert.equal(await pool.stop(), outcome, "a second stop returns the same outcome");
+  });
+
+  it("at the stop deadline aborts the handlers still running and reports them abandoned", async () => {
+    const { logger, lines } = recordingLogger();
+    const pool = newPool({ concurrency: 2, logger });
+    queue.add("stuck");
+    pool.start();
+    await clock.flush();
+    const stopped = pool.stop({ deadlineMs: 5_000 });
+    await clock.advance(5_000);
+    const outcome = await stopped;
+    assert.deepEqual(outcome, { drained: false, abandoned: ["stuck"] });
+    const signal = handler.calls[0]!.context.signal;
+    assert.ok(signal.aborted && signal.reason instanceof WorkerPoolStoppedError);
+    assert.ok(lines.some((l) => l.level === "warn" && /deadline/.test(l.message)));
+    finish(handler.calls[0]!);
+    await clock.flush();
+    assert.equal(queue.stats().processing, 0, "marked done when it finally returns");
+  });
+
+  it("a throwing onError does not kill the pool", async () => {
+    const pool = newPool({
+      onError: () => {
+        throw new Error("bad callback");
+      },
+    });
+    pool.start();
+    queue.add("a");
+    await clock.flush();
+    fail(handler.calls[0]!, new Error("boom"));
+    await clock.flush();
+    queue.add("b");
+    await clock.flush();
+    assert.equal(handler.calls[1]?.item, "b");
+  });
+
+  it("stop before start shuts the queue down; start after stop throws", async () => {
+    const pool = newPool();
+    assert.deepEqual(await pool.stop(), { drained: true, abandoned: [] });
+    assert.equal(queue.shuttingDown(), true);
+    assert.throws(() => pool.start(), /start after stop/);
+  });
+
+  it("rejects a concurrency below one and a non-positive timeout", () => {
+    assert.throws(() => new WorkerPool({ queue, handler: handler.handle, concurrency: 0 }), RangeError);
+    assert.throws(() => new WorkerPool({ queue, handler: handler.handle, timeoutMs: 0 }), RangeError);
+  });
+});
