@@ -50,7 +50,9 @@ export type InMemoryLockFault =
   /** Every call hangs until its signal aborts, as with a stalled connection. */
   | "hang"
   /** Every call fails with HTTP 403, as with missing RBAC. */
-  | "forbidden";
+  | "forbidden"
+  /** Every call takes effect, but the caller gets an error, as when a response is lost on the way back. */
+  | "lose-responses";
 
 /**
  * A {@link ResourceLock} over an {@link InMemoryLockStore}, for unit tests of
@@ -72,17 +74,24 @@ export class InMemoryLock implements ResourceLock {
 
   async get(signal?: AbortSignal): Promise<VersionedRecord | undefined> {
     await this.serve("get", signal);
-    return this.store.read();
+    return this.respond("get", this.store.read());
   }
 
   async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<string> {
     await this.serve("create", signal);
-    return this.store.create(record);
+    return this.respond("create", this.store.create(record));
   }
 
   async update(record: LeaderElectionRecord, version: string, signal?: AbortSignal): Promise<string> {
     await this.serve("update", signal);
-    return this.store.update(record, version);
+    return this.respond("update", this.store.update(record, version));
+  }
+
+  private respond<T>(verb: LockVerb, value: T): T {
+    if (this.fault === "lose-responses") {
+      throw new LockError(verb, this.store.resource, "the response was lost (the request took effect)");
+    }
+    return value;
   }
 
   private async serve(verb: LockVerb, signal: AbortSignal | undefined): Promise<void> {

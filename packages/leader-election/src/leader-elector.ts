@@ -352,7 +352,25 @@ export class LeaderElector {
     };
     const scope = timeoutScope(this.clock, this.requestTimeoutMs, `releasing ${this.lock.describe()}`, []);
     try {
-      const version = await this.lock.update(record, observed.version, scope.signal);
+      let version: string;
+      try {
+        version = await this.lock.update(record, observed.version, scope.signal);
+      } catch (err) {
+        // A renewal cut short by the stop may still have landed on the
+        // server, moving the version on. If the lock still names us, the
+        // hold is ours to give back; if it names anyone else, leave it.
+        if (!(err instanceof LockConflictError)) throw err;
+        const current = await this.lock.get(scope.signal);
+        if (current?.record.holderIdentity !== this.identity) {
+          this.logger.info("not releasing: the lock has moved on", {
+            ...this.fields,
+            leader: current?.record.holderIdentity,
+          });
+          return;
+        }
+        record.leaseTransitions = current.record.leaseTransitions;
+        version = await this.lock.update(record, current.version, scope.signal);
+      }
       this.observed = { record, version };
       this.observedTime = this.clock.now();
       this.logger.info("released the lock", this.fields);

@@ -7,13 +7,7 @@ import {
   type LeaderElectionResult,
   type LeaderElectorOptions,
 } from "../src/index.js";
-
-/** One interval, on the fake clock, during which an elector believed it led. */
-export interface LeadingInterval {
-  identity: string;
-  start: number;
-  end: number | undefined;
-}
+import type { LeadingInterval } from "./leading-intervals.js";
 
 /** An elector under test with everything it reported. */
 export interface Candidate {
@@ -125,21 +119,5 @@ export class ElectionHarness {
       await this.clock.advance(stepMs);
     }
     return this.clock.now() - start;
-  }
-}
-
-/** Throws when two intervals share any instant. */
-export function assertNoOverlap(intervals: LeadingInterval[]): void {
-  const sorted = [...intervals].sort((a, b) => a.start - b.start);
-  for (let i = 1; i < sorted.length; i++) {
-    const prev = sorted[i - 1]!;
-    const next = sorted[i]!;
-    const prevEnd = prev.end ?? Number.POSITIVE_INFINITY;
-    if (next.start < prevEnd) {
-      throw new Error(
-        `two leaders at once: ${prev.identity} led [${prev.start}, ${prev.end}] and ` +
-          `${next.identity} started at ${next.start}`,
-      );
-    }
   }
 }

@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import type { InMemoryLockFault } from "../src/index.js";
-import { ElectionHarness, assertNoOverlap } from "./election-harness.js";
+import { ElectionHarness } from "./election-harness.js";
+import { assertNoOverlap } from "./leading-intervals.js";
 
 type Step =
   | { kind: "wait"; ms: number }

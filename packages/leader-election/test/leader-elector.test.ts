@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { LeadershipEndedError, LockError } from "../src/index.js";
-import { ElectionHarness, SHORT, assertNoOverlap } from "./election-harness.js";
+import { ElectionHarness, SHORT } from "./election-harness.js";
+import { assertNoOverlap } from "./leading-intervals.js";
 
 const HOUR = 3_600_000;
 
@@ -195,6 +196,24 @@ describe("LeaderElector (fake clock)", () => {
       // b retries every 0.5 s × (1 + 0.5 × 1.2) = 0.8 s with random() = 0.5.
       assert.ok(failover <= 800, `failover took ${failover} ms`);
       assertNoOverlap(h.intervals());
+    });
+
+    it("still releases when its last renewal took effect although the response was lost", async () => {
+      const h = new ElectionHarness();
+      const a = h.add("a");
+      const b = h.add("b");
+      a.run();
+      await h.clock.flush();
+      b.run();
+      await h.clock.advance(1_000);
+      a.lock.fault = "lose-responses";
+      await h.clock.advance(SHORT.retryPeriodMs); // this renewal lands; a never hears so
+      a.lock.fault = undefined;
+      a.stop.abort();
+      await a.result;
+      assert.equal(h.store.read()?.record.holderIdentity, "");
+      const failover = await h.advanceUntil(() => b.elector.isLeader, 10_000, 1);
+      assert.ok(failover <= 800, `failover took ${failover} ms`);
     });
 
     it("calls back in order: newLeader, started, signal aborted, stopped", async () => {

@@ -1,0 +1,136 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+import {
+  LeaderElector,
+  LeadershipEndedError,
+  LeaseLock,
+  type LeaderElectionDurations,
+  type LeaderElectionResult,
+  type LogFields,
+  type Logger,
+} from "../../src/index.js";
+import type { LeadingInterval } from "../leading-intervals.js";
+
+/** A leading interval on `performance.now()`, with how it ended. */
+export interface RecordedInterval extends LeadingInterval {
+  /** The {@link LeadershipEndReason} the signal aborted with. */
+  endReason?: string;
+  /** What the elector's health said the moment its signal aborted. */
+  healthyAtEnd?: boolean;
+}
+
+/** Keeps the last log lines of every elector, to print when a test fails. */
+export class MemoryLogger implements Logger {
+  private readonly lines: string[] = [];
+
+  constructor(private readonly limit = 400) {}
+
+  debug(): void {}
+  info(message: string, fields?: LogFields): void {
+    this.push("info", message, fields);
+  }
+  warn(message: string, fields?: LogFields): void {
+    this.push("warn", message, fields);
+  }
+  error(message: string, fields?: LogFields): void {
+    this.push("error", message, fields);
+  }
+
+  /** The kept lines, oldest first. */
+  tail(n = 60): string {
+    return this.lines.slice(-n).join("\n");
+  }
+
+  private push(level: string, message: string, fields: LogFields | undefined): void {
+    this.lines.push(`${performance.now().toFixed(1)} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
+    if (this.lines.length > this.limit) this.lines.shift();
+  }
+}
+
+/**
+ * One replica: a LeaderElector on a LeaseLock, run the way a supervisor
+ * would: when it loses leadership it campaigns again, until {@link stop}.
+ * Every interval it believes it leads is recorded on `performance.now()`,
+ * which all replicas in this process share.
+ */
+export class Replica {
+  readonly elector: LeaderElector;
+  readonly intervals: RecordedInterval[] = [];
+  private controller = new AbortController();
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  /** Results of every run() so far. */
+  readonly results: LeaderElectionResult[] = [];
+
+  constructor(
+    readonly identity: string,
+    kubeConfig: KubeConfig,
+    options: {
+      namespace: string;
+      leaseName: string;
+      durations: LeaderElectionDurations;
+      releaseOnCancel: boolean;
+      logger: Logger;
+    },
+  ) {
+    this.elector = new LeaderElector({
+      ...options.durations,
+      releaseOnCancel: options.releaseOnCancel,
+      logger: options.logger,
+      lock: new LeaseLock({ kubeConfig, namespace: options.namespace, name: options.leaseName, identity }),
+      callbacks: {
+        onStartedLeading: (signal) => {
+          const interval: RecordedInterval = { identity, start: performance.now(), end: undefined };
+          this.intervals.push(interval);
+          signal.addEventListener("abort", () => {
+            interval.end = performance.now();
+            const reason: unknown = signal.reason;
+            interval.endReason = reason instanceof LeadershipEndedError ? reason.reason : String(reason);
+            interval.healthyAtEnd = this.elector.healthy;
+          });
+        },
+      },
+    });
+  }
+
+  /** Starts campaigning (and campaigning again after each loss). */
+  start(): void {
+    this.loop = (async () => {
+      while (!this.stopped) this.results.push(await this.elector.run(this.controller.signal));
+    })();
+  }
+
+  /** Aborts the current run (releasing the lease if configured to) and waits for it to return. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.controller.abort();
+    await this.loop;
+  }
+
+  /** Whether this replica believes it leads right now. */
+  get leading(): boolean {
+    return this.elector.isLeader;
+  }
+}
+
+/** Polls `predicate` every 10 ms; rejects with `what` after `timeoutMs`. */
+export async function waitFor<T>(
+  predicate: () => T | undefined | false,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = predicate();
+    if (value) return value;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Median and maximum of a list of numbers. */
+export function summarize(values: number[]): { median: number; max: number; n: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { median: Math.round(median), max: Math.round(sorted.at(-1) ?? 0), n: sorted.length };
+}
