@@ -21,3 +21,4 @@ export type { TilingReport } from "./tiling.js";
 export { SlotSpace, SlotCountError, DEFAULT_SLOT_COUNT, MAX_SLOT_COUNT } from "./slot-space.js";
 export { planSlots } from "./slot-planner.js";
 export type { SlotOwners, SlotPlan } from "./slot-planner.js";
+export { shardSelectorParam, withShardSelector } from "./shard-selector-query.js";
