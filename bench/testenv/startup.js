@@ -15,4 +15,6 @@ for (let i = 0; i < runs; i++) {
   await cp.stop();
 }
 times.sort((a, b) => a - b);
-console.log(`median start() to ready: ${(times[Math.floor(times.length / 2)] / 1000).toFixed(2)} s over ${runs} runs`);
+console.log(
+  `median start() to ready: ${(times[Math.floor(times.length / 2)] / 1000).toFixed(2)} s over ${runs} runs`,
+);
