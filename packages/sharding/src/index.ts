@@ -22,3 +22,7 @@ export { SlotSpace, SlotCountError, DEFAULT_SLOT_COUNT, MAX_SLOT_COUNT } from ".
 export { planSlots } from "./slot-planner.js";
 export type { SlotOwners, SlotPlan } from "./slot-planner.js";
 export { shardSelectorParam, withShardSelector } from "./shard-selector-query.js";
+export { controllerOwnerOf, secondaryShardKey } from "./owner-routing.js";
+export type { OwnerReferenceLike, OwnedObject } from "./owner-routing.js";
+export { createDequeueGuard } from "./dequeue-guard.js";
+export type { DequeueGuardOptions } from "./dequeue-guard.js";
