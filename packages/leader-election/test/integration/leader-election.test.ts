@@ -79,7 +79,7 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
       const firstIndex = replicas.indexOf(first);
       const proxy = proxies[firstIndex]!;
       // Let a few renewals go by, so that the fault lands mid-term.
-      await new Promise((resolve) => setTimeout(resolve, 400 + (run % 4) * 150));
+      await new Promise((resolve) => setTimeout(resolve, 200 + (run % 4) * 100));
       const t0 = performance.now();
       switch (scenario) {
         case "crash":
@@ -129,7 +129,7 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
         assert.equal(lease.spec?.leaseTransitions, 1, "one hand-over, counted once");
       }
       // Leadership stays put for a while once settled.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, 200));
     } catch (err) {
       (err as Error).message += `\nintervals: ${JSON.stringify(all())}\nlog:\n${logger.tail()}`;
       throw err;
