@@ -26,3 +26,24 @@ export { controllerOwnerOf, secondaryShardKey } from "./owner-routing.js";
 export type { OwnerReferenceLike, OwnedObject } from "./owner-routing.js";
 export { createDequeueGuard } from "./dequeue-guard.js";
 export type { DequeueGuardOptions } from "./dequeue-guard.js";
+export {
+  emptyAssignment,
+  advanceAssignment,
+  activeSlotsOf,
+  releasingSlotsOf,
+  isSettled,
+} from "./assignment.js";
+export type { Assignment, RingView } from "./assignment.js";
+export { encodeAssignment, decodeAssignment, AssignmentFormatError } from "./assignment-codec.js";
+export type { EncodedAssignment } from "./assignment-codec.js";
+export {
+  ConfigMapAssignmentStore,
+  AssignmentStoreError,
+  AssignmentConflictError,
+  RING_LABEL,
+} from "./assignment-store.js";
+export type {
+  AssignmentStoreVerb,
+  VersionedAssignment,
+  ConfigMapAssignmentStoreOptions,
+} from "./assignment-store.js";
