@@ -47,3 +47,14 @@ export type {
   VersionedAssignment,
   ConfigMapAssignmentStoreOptions,
 } from "./assignment-store.js";
+export { KubernetesLeaseClient, LeaseError } from "./lease-client.js";
+export type { LeaseClient, LeaseVerb } from "./lease-client.js";
+export {
+  MemberLease,
+  MemberFencedError,
+  memberLeaseName,
+  ACKNOWLEDGED_EPOCH_ANNOTATION,
+} from "./member-lease.js";
+export type { MemberLeaseOptions } from "./member-lease.js";
+export { MemberTracker } from "./member-tracker.js";
+export type { TrackedMember } from "./member-tracker.js";

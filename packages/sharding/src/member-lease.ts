@@ -1,0 +1,244 @@
+import { V1MicroTime, type V1Lease } from "@kubernetes/client-node";
+import {
+  resolveDurations,
+  silentLogger,
+  SystemClock,
+  type Clock,
+  type LeaderElectionDurations,
+  type Logger,
+  type Timer,
+} from "@tessera/leader-election";
+import { RING_LABEL } from "./assignment-store.js";
+import type { LeaseClient } from "./lease-client.js";
+
+/** The annotation on a member Lease that carries the last epoch the member applied. */
+export const ACKNOWLEDGED_EPOCH_ANNOTATION = "sharding.tessera.dev/acknowledged-epoch";
+
+/** The name of a member's Lease: `<ring>-<identity>`. */
+export function memberLeaseName(ring: string, identity: string): string {
+  return `${ring}-${identity}`;
+}
+
+/** Why a member stopped: it could not renew in time, or it was stopped. */
+export class MemberFencedError extends Error {
+  override name = "MemberFencedError";
+  constructor(
+    readonly reason: "renewDeadlineExceeded" | "stopped",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Options for {@link MemberLease}. */
+export interface MemberLeaseOptions extends Partial<LeaderElectionDurations> {
+  /** Where the Lease lives. */
+  client: LeaseClient;
+  /** The ring's name. */
+  ring: string;
+  /** This member's identity (for example the pod name); unique in the ring. */
+  identity: string;
+  /** Time source; default {@link SystemClock}. */
+  clock?: Clock;
+  /** Structured logger; default silent. */
+  logger?: Logger;
+}
+
+/**
+ * A ring member's Lease (`<ring>-<identity>`, labelled with the ring): it says
+ * the member is alive and which assignment epoch it has applied.
+ *
+ * Renewed every retry period. If no renewal succeeds within renewDeadline of
+ * the last successful one (counted from when that request was sent), the
+ * member fences itself: {@link fence} aborts at once, before the coordinator
+ * (which waits leaseDuration plus a margin by its own clock) may give the
+ * member's slots to anyone else, and renewal stops for good. A fenced member
+ * must not work on any slot again; the process should exit or join anew
+ * under a new identity.
+ */
+export class MemberLease {
+  readonly name: string;
+  readonly identity: string;
+  readonly durations: LeaderElectionDurations;
+  private readonly client: LeaseClient;
+  private readonly ring: string;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly fenceController = new AbortController();
+  private lease: V1Lease | undefined;
+  private acknowledged: number | undefined;
+  private lastSuccessStart = 0;
+  private renewTimer: Timer | undefined;
+  private deadlineTimer: Timer | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private started = false;
+
+  /** @throws LeaderElectionConfigError when the durations break leaseDuration > renewDeadline > 1.2 × retryPeriod */
+  constructor(options: MemberLeaseOptions) {
+    if (!options.identity) throw new Error("MemberLease: identity must not be empty");
+    if (!options.ring) throw new Error("MemberLease: ring must not be empty");
+    this.durations = resolveDurations(options);
+    this.client = options.client;
+    this.ring = options.ring;
+    this.identity = options.identity;
+    this.name = memberLeaseName(options.ring, options.identity);
+    this.clock = options.clock ?? new SystemClock();
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Aborted (reason {@link MemberFencedError}) when the member must stop all work. */
+  get fence(): AbortSignal {
+    return this.fenceController.signal;
+  }
+
+  /** The epoch last written as acknowledged. */
+  get acknowledgedEpoch(): number | undefined {
+    return this.acknowledged;
+  }
+
+  /** `Lease <namespace>/<name>`, for messages. */
+  describe(): string {
+    return `Lease ${this.client.namespace}/${this.name}`;
+  }
+
+  /**
+   * Creates the Lease, or takes it over when it exists (a restarted member
+   * with the same identity), and starts renewing.
+   *
+   * @throws LeaseError when the Lease can be neither created nor replaced
+   */
+  async start(): Promise<void> {
+    if (this.started) throw new Error(`${this.describe()}: start() was already called`);
+    this.started = true;
+    const sent = this.clock.now();
+    const now = this.clock.wallTime();
+    const existing = await this.client.get(this.name);
+    const body = this.body(existing, { acquireTime: now, renewTime: now });
+    this.lease = existing ? await this.client.replace(body) : await this.client.create(body);
+    this.lastSuccessStart = sent;
+    this.logger.info("member lease acquired", { lease: this.describe(), identity: this.identity });
+    this.armDeadline();
+    this.scheduleRenewal();
+  }
+
+  /**
+   * Records that the member has applied `epoch` (it released what it was asked
+   * to) and writes it to the Lease at once, so the coordinator can go on.
+   */
+  acknowledge(epoch: number): Promise<void> {
+    if (this.acknowledged !== undefined && epoch <= this.acknowledged) return this.writing;
+    this.acknowledged = epoch;
+    return this.renewNow();
+  }
+
+  /**
+   * Graceful exit: stops renewing and hands the Lease back (holder cleared), so
+   * the coordinator moves the member's slots at once instead of after the
+   * lease expires. Stop all work on the member's slots before calling it.
+   */
+  async release(): Promise<void> {
+    if (!this.fence.aborted) {
+      this.stopTimers();
+      this.fenceController.abort(new MemberFencedError("stopped", `${this.describe()} was released`));
+    }
+    await this.writing.catch(() => undefined);
+    if (!this.lease) return;
+    try {
+      const spec = { ...this.lease.spec, holderIdentity: "" };
+      this.lease = await this.client.replace({ ...this.lease, spec });
+      this.logger.info("member lease released", { lease: this.describe() });
+    } catch (err) {
+      this.logger.warn("could not release the member lease; it will expire", {
+        lease: this.describe(),
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+
+  private renewNow(): Promise<void> {
+    const run = this.writing.then(() => this.renew());
+    this.writing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async renew(): Promise<void> {
+    if (this.fence.aborted || !this.lease) return;
+    const sent = this.clock.now();
+    try {
+      const body = this.body(this.lease, { renewTime: this.clock.wallTime() });
+      let written: V1Lease;
+      try {
+        written = await this.client.replace(body);
+      } catch (err) {
+        if (!(err as { isConflict?: boolean }).isConflict) throw err;
+        // someone else wrote the Lease: re-read and write over it, it is ours
+        const fresh = await this.client.get(this.name);
+        written = fresh
+          ? await this.client.replace(this.body(fresh, { renewTime: this.clock.wallTime() }))
+          : await this.client.create(this.body(undefined, { renewTime: this.clock.wallTime() }));
+      }
+      if (this.fence.aborted) return;
+      this.lease = written;
+      this.lastSuccessStart = Math.max(this.lastSuccessStart, sent);
+      this.armDeadline();
+    } catch (err) {
+      this.logger.warn("member lease renewal failed", {
+        lease: this.describe(),
+        error: err instanceof Error ? err.message : String(err),
+      });
+      throw err;
+    }
+  }
+
+  private scheduleRenewal(): void {
+    this.renewTimer = this.clock.setTimer(this.durations.retryPeriodMs, () => {
+      if (this.fence.aborted) return;
+      void this.renewNow()
+        .catch(() => undefined)
+        .then(() => {
+          if (!this.fence.aborted) this.scheduleRenewal();
+        });
+    });
+  }
+
+  private armDeadline(): void {
+    this.deadlineTimer?.cancel();
+    const left = this.lastSuccessStart + this.durations.renewDeadlineMs - this.clock.now();
+    this.deadlineTimer = this.clock.setTimer(left, () => {
+      if (this.fence.aborted) return;
+      this.stopTimers();
+      const message = `could not renew ${this.describe()} within renewDeadline (${this.durations.renewDeadlineMs} ms)`;
+      this.logger.error("member fenced: stopping all work", { lease: this.describe() });
+      this.fenceController.abort(new MemberFencedError("renewDeadlineExceeded", message));
+    });
+  }
+
+  private stopTimers(): void {
+    this.renewTimer?.cancel();
+    this.deadlineTimer?.cancel();
+  }
+
+  private body(base: V1Lease | undefined, times: { acquireTime?: Date; renewTime: Date }): V1Lease {
+    const annotations = { ...base?.metadata?.annotations };
+    if (this.acknowledged !== undefined)
+      annotations[ACKNOWLEDGED_EPOCH_ANNOTATION] = String(this.acknowledged);
+    return {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: {
+        ...base?.metadata,
+        name: this.name,
+        namespace: this.client.namespace,
+        labels: { ...base?.metadata?.labels, [RING_LABEL]: this.ring },
+        annotations,
+      },
+      spec: {
+        ...base?.spec,
+        holderIdentity: this.identity,
+        leaseDurationSeconds: Math.ceil(this.durations.leaseDurationMs / 1000),
+        renewTime: new V1MicroTime(times.renewTime.getTime()),
+        ...(times.acquireTime ? { acquireTime: new V1MicroTime(times.acquireTime.getTime()) } : {}),
+      },
+    };
+  }
+}

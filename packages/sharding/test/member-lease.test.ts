@@ -1,0 +1,142 @@
+import { strict as assert } from "node:assert";
+import { FakeClock } from "@tessera/leader-election";
+import {
+  ACKNOWLEDGED_EPOCH_ANNOTATION,
+  MemberFencedError,
+  MemberLease,
+  MemberTracker,
+  RING_LABEL,
+} from "../src/index.js";
+import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
+
+const durations = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+
+function setup() {
+  const clock = new FakeClock();
+  const client = new InMemoryLeaseClient();
+  const lease = new MemberLease({ client, ring: "web", identity: "pod-a", clock, ...durations });
+  return { clock, client, lease };
+}
+
+describe("MemberLease", () => {
+  it("creates a labelled Lease held by the member and renews it every retry period", async () => {
+    const { clock, client, lease } = setup();
+    await lease.start();
+    const first = client.leases.get("web-pod-a")!;
+    assert.equal(first.spec?.holderIdentity, "pod-a");
+    assert.equal(first.spec?.leaseDurationSeconds, 15);
+    assert.equal(first.metadata?.labels?.[RING_LABEL], "web");
+    await clock.advance(2_000);
+    const second = client.leases.get("web-pod-a")!;
+    assert.notEqual(second.metadata?.resourceVersion, first.metadata?.resourceVersion);
+    await clock.advance(60_000);
+    assert.equal(lease.fence.aborted, false);
+  });
+
+  it("writes an acknowledged epoch at once", async () => {
+    const { client, lease } = setup();
+    await lease.start();
+    await lease.acknowledge(7);
+    assert.equal(client.leases.get("web-pod-a")!.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION], "7");
+    await lease.acknowledge(5); // never goes back
+    assert.equal(lease.acknowledgedEpoch, 7);
+  });
+
+  it("fences itself renewDeadline after the last successful renewal and stops renewing", async () => {
+    const { clock, client, lease } = setup();
+    await lease.start(); // sent at t = 0
+    await clock.advance(2_000); // renewed, sent at t = 2000
+    client.failWith = new Error("connection refused");
+    await clock.advance(9_999);
+    assert.equal(lease.fence.aborted, false);
+    await clock.advance(1);
+    assert.equal(lease.fence.aborted, true, "fenced at 2000 + renewDeadline");
+    const reason: unknown = lease.fence.reason;
+    assert.ok(reason instanceof MemberFencedError && reason.reason === "renewDeadlineExceeded");
+    assert.match(reason.message, /could not renew Lease test\/web-pod-a within renewDeadline \(10000 ms\)/);
+    client.failWith = undefined;
+    const calls = client.calls;
+    await clock.advance(30_000);
+    assert.equal(client.calls, calls, "a fenced member does not renew again");
+  });
+
+  it("fences on time even when a renewal hangs", async () => {
+    const { clock, client, lease } = setup();
+    await lease.start();
+    client.hang();
+    await clock.advance(10_000);
+    assert.equal(lease.fence.aborted, true);
+    client.unhang();
+  });
+
+  it("fences before a tracker watching from the coordinator may count the member gone", async () => {
+    const { clock, client, lease } = setup();
+    const tracker = new MemberTracker(clock, 2_000);
+    await lease.start();
+    let fencedAt: number | undefined;
+    lease.fence.addEventListener("abort", () => (fencedAt = clock.now()));
+    let goneAt: number | undefined;
+    for (let t = 0; t < 40_000; t += 500) {
+      if (t === 4_000) client.failWith = new Error("partitioned");
+      tracker.observe([...client.leases.values()]);
+      if (goneAt === undefined && !tracker.liveMembers().includes("pod-a")) goneAt = clock.now();
+      await clock.advance(500);
+    }
+    assert.ok(fencedAt !== undefined && goneAt !== undefined);
+    assert.ok(fencedAt < goneAt, `fenced at ${fencedAt}, gone at ${goneAt}`);
+  });
+
+  it("hands the Lease back on release, so the member is gone at once", async () => {
+    const { clock, client, lease } = setup();
+    const tracker = new MemberTracker(clock, 2_000);
+    await lease.start();
+    tracker.observe([...client.leases.values()]);
+    assert.deepEqual(tracker.liveMembers(), ["pod-a"]);
+    await lease.release();
+    assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "");
+    assert.ok((lease.fence.reason as MemberFencedError).reason === "stopped");
+    tracker.observe([...client.leases.values()]);
+    assert.deepEqual(tracker.liveMembers(), []);
+  });
+
+  it("takes over its own Lease left by an earlier process", async () => {
+    const { client, lease } = setup();
+    client.store({
+      metadata: { name: "web-pod-a", labels: { [RING_LABEL]: "web" } },
+      spec: { holderIdentity: "" },
+    });
+    await lease.start();
+    assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "pod-a");
+  });
+});
+
+describe("MemberTracker", () => {
+  it("counts a member live until its Lease is unchanged for leaseDuration + margin by its own clock", async () => {
+    const clock = new FakeClock();
+    const client = new InMemoryLeaseClient();
+    const tracker = new MemberTracker(clock, 3_000);
+    client.store({
+      metadata: {
+        name: "web-b",
+        labels: { [RING_LABEL]: "web" },
+        annotations: { [ACKNOWLEDGED_EPOCH_ANNOTATION]: "4" },
+      },
+      // a renewTime far in the past (another host's clock) is ignored
+      spec: { holderIdentity: "b", leaseDurationSeconds: 10, renewTime: new Date(0) as never },
+    });
+    tracker.observe([...client.leases.values()]);
+    assert.deepEqual(tracker.liveMembers(), ["b"]);
+    assert.equal(tracker.view().acknowledged("b"), 4);
+    await clock.advance(13_000);
+    tracker.observe([...client.leases.values()]);
+    assert.deepEqual(tracker.liveMembers(), ["b"]);
+    assert.equal(tracker.nextExpiryInMs(), 0);
+    await clock.advance(1);
+    assert.deepEqual(tracker.liveMembers(), []);
+    client.store(client.leases.get("web-b")!); // renewed
+    tracker.observe([...client.leases.values()]);
+    assert.deepEqual(tracker.liveMembers(), ["b"]);
+    tracker.observe([]); // deleted
+    assert.deepEqual(tracker.liveMembers(), []);
+  });
+});
