@@ -21,7 +21,9 @@ export interface LeaderCallbacks {
    * {@link LeadershipEndedError} as its reason, the moment leadership ends:
    * when `run()` is cancelled, or before the lease could expire for anyone
    * else when renewal fails. Return a promise to have the elector wait for
-   * the work to wind down before it releases the lock and returns.
+   * the work to wind down before it releases the lock and returns. As in
+   * client-go, leadership does not end when this returns or fails (a failure
+   * is logged); abort `run()`'s signal to give it up.
    */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
   /** Called after leadership ended (never when this elector did not lead). */
@@ -289,7 +291,6 @@ export class LeaderElector {
       const left = this.lastRenewStart + this.durations.renewDeadlineMs - this.clock.now();
       const result = await this.attempt(Math.min(this.requestTimeoutMs, left), [signal, leadership.signal]);
       if (leadership.signal.aborted) break;
-      this.reportLeader();
       if (result.ok) {
         armDeadline();
         continue;
@@ -297,7 +298,9 @@ export class LeaderElector {
       if (signal?.aborted) break;
       this.metrics?.renewFailed(result.reason);
       if (result.reason === "taken") {
+        // Stop acting first, then tell the caller who leads now.
         stepDown("leaseTaken", `${this.lock.describe()} is now held by ${this.leader ?? "another identity"}`);
+        this.reportLeader();
       } else {
         this.logger.warn("failed to renew", {
           ...this.fields,

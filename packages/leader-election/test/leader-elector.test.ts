@@ -332,7 +332,7 @@ describe("LeaderElector (fake clock)", () => {
       await h.clock.advance(SHORT.retryPeriodMs);
       assert.equal(a.elector.isLeader, false);
       assert.deepEqual(await a.result, { led: true, reason: "leaseTaken" });
-      assert.deepEqual(a.events, ["newLeader=a", "started", "newLeader=usurper", "aborted", "stopped"]);
+      assert.deepEqual(a.events, ["newLeader=a", "started", "aborted", "newLeader=usurper", "stopped"]);
       assert.equal(
         h.store.read()?.record.holderIdentity,
         "usurper",
