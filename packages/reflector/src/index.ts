@@ -1,1 +1,56 @@
-export {};
+/**
+ * @tessera/reflector: keeps a local copy of one Kubernetes collection in step
+ * with the API server. Watch-list first, LIST + WATCH as the verified
+ * fallback, recovery from every way a watch ends.
+ */
+export { Reflector, ReflectorRunningError, MIN_WATCH_TIMEOUT_SECONDS } from "./reflector.js";
+export type { ReflectorOptions } from "./reflector.js";
+export type { SyncMode } from "./reflector-metrics.js";
+
+export type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
+export { KubeListerWatcher } from "./kube-lister-watcher.js";
+export type { KubeListerWatcherOptions } from "./kube-lister-watcher.js";
+export { toQueryString } from "./list-options.js";
+export type { ListOptions, WatchOptions } from "./list-options.js";
+export { collectionPath, describeResource } from "./resource.js";
+export type { ResourceDescriptor } from "./resource.js";
+export type { KubeObject, ObjectMeta, ObjectList, ListMeta, Status } from "./kube-object.js";
+export { INITIAL_EVENTS_END_ANNOTATION, isInitialEventsEndBookmark } from "./watch-event.js";
+export type { WatchEvent, WatchEventType } from "./watch-event.js";
+export { NdjsonDecoder } from "./ndjson-decoder.js";
+
+export {
+  ListWatchError,
+  ApiStatusError,
+  ConnectionError,
+  StreamDecodeError,
+  WatchDeadlineError,
+  WatchListInconsistencyError,
+  isResourceExpired,
+  hasStatusCode,
+} from "./list-watch-error.js";
+export type { ListWatchErrorContext, ListWatchVerb } from "./list-watch-error.js";
+
+export { NAMESPACE_INDEX, indexByNamespace } from "./store.js";
+export type { ReflectorStore, KeyListerGetter, Store, Indexer, IndexFunc, Indexers } from "./store.js";
+export { IndexedStore, IndexerError } from "./indexed-store.js";
+export type { IndexedStoreOptions } from "./indexed-store.js";
+export { DeltaFIFO, FifoClosedError } from "./delta-fifo.js";
+export type { DeltaFIFOOptions } from "./delta-fifo.js";
+export { compressDeltas } from "./delta.js";
+export type { Delta, DeltaBatch, DeltaType } from "./delta.js";
+export { DeletedFinalStateUnknown } from "./deleted-final-state-unknown.js";
+export { metaNamespaceKey, splitMetaNamespaceKey, ObjectKeyError } from "./object-key.js";
+export type { KeyFunc } from "./object-key.js";
+
+export { choosePageSize, listAllPages, DEFAULT_PAGE_SIZE } from "./pager.js";
+export type { PageSizeInputs, PagedList } from "./pager.js";
+export { Backoff } from "./backoff.js";
+export type { BackoffOptions } from "./backoff.js";
+
+export { SystemClock, sleep } from "./clock.js";
+export type { Clock, Timer } from "./clock.js";
+export { FakeClock } from "./fake-clock.js";
+export type { RandomSource } from "./random.js";
+export { silentLogger } from "./logger.js";
+export type { Logger, LogFields } from "./logger.js";

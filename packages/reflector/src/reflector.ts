@@ -1,0 +1,650 @@
+import { metrics, SpanStatusCode, trace, type Meter, type Span, type Tracer } from "@opentelemetry/api";
+import { Backoff, type BackoffOptions } from "./backoff.js";
+import { sleep, SystemClock, type Clock } from "./clock.js";
+import { compareWithList, objectVersion, type SnapshotVersions } from "./consistency-check.js";
+import type { KubeObject } from "./kube-object.js";
+import type { ListerWatcher } from "./lister-watcher.js";
+import type { WatchOptions } from "./list-options.js";
+import {
+  ApiStatusError,
+  isResourceExpired,
+  ListWatchError,
+  WatchDeadlineError,
+  WatchListInconsistencyError,
+  type ListWatchErrorContext,
+} from "./list-watch-error.js";
+import { silentLogger, type LogFields, type Logger } from "./logger.js";
+import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
+import { choosePageSize, listAllPages } from "./pager.js";
+import type { RandomSource } from "./random.js";
+import { ReflectorMetrics, type SyncMode } from "./reflector-metrics.js";
+import type { ReflectorStore } from "./store.js";
+import { isInitialEventsEndBookmark, type WatchEvent } from "./watch-event.js";
+import { WatchSession, type WatchOutcome } from "./watch-session.js";
+
+/** The floor (and default) of the watch timeout range, in seconds: [min, 2 x min). */
+export const MIN_WATCH_TIMEOUT_SECONDS = 300;
+
+/** A watch that ends cleanly this soon without a single event is treated as a failure (and backed off). */
+const SHORT_WATCH_MS = 1000;
+
+/** Options of a {@link Reflector}. */
+export interface ReflectorOptions<T extends KubeObject> {
+  /** Where the collection comes from. */
+  listerWatcher: ListerWatcher<T>;
+  /** Where it goes: an {@link IndexedStore}, a {@link DeltaFIFO}, or any {@link ReflectorStore}. */
+  store: ReflectorStore<T>;
+  /** Names the reflector in logs and metrics; default the resource (and namespace). */
+  name?: string;
+  /**
+   * Sync by watch-list (one WATCH with sendInitialEvents) first; default true,
+   * unless the environment has `TESSERA_WATCHLIST=false` (or `0`).
+   */
+  useWatchList?: boolean;
+  /**
+   * A page size for LISTs. Unset, the reflector follows client-go's rules
+   * ({@link choosePageSize}). Set, it is used for every LIST, which forces
+   * every LIST to be served by etcd: only for servers without a watch cache.
+   */
+  pageSize?: number;
+  /** Watches time out after a uniform random time in [min, 2 x min) seconds; values under 300 are raised to 300. */
+  minWatchTimeoutSeconds?: number;
+  /**
+   * A watch is abandoned (and resumed) when nothing at all arrived for its
+   * server timeout plus this margin, so a half-open connection is noticed;
+   * default 30 s.
+   */
+  inactivityMarginMs?: number;
+  /**
+   * The initial phase of a watch-list may go this long without an event
+   * (including before the first) before the server is taken not to support
+   * watch-list; default 60 s.
+   */
+  initialEventsTimeoutMs?: number;
+  /** Backoff between failed attempts; default 800 ms x2 up to 30 s, jitter 1.0, reset after 2 min. */
+  backoff?: BackoffOptions;
+  /** Applied to every object before it is stored (e.g. to drop `managedFields`); must keep name, namespace, uid and resourceVersion. */
+  transform?: (obj: T) => T;
+  /** How objects are keyed in the watch-list snapshot and the consistency check; default `namespace/name`. */
+  keyFunc?: KeyFunc<T>;
+  /**
+   * After each watch-list sync, LIST at the synced resourceVersion and fail
+   * loudly (error log, metric, and `run()` rejects with a
+   * {@link WatchListInconsistencyError}) if the two differ. Default: on when
+   * the environment has `TESSERA_WATCHLIST_CONSISTENCY_CHECK=1`. For tests
+   * and CI, not production.
+   */
+  consistencyCheck?: boolean;
+  /** Environment read (once, at construction) for the defaults above; default `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** Called with every failed list or watch (after it was logged); the reflector retries on its own. */
+  onError?: (err: unknown) => void;
+  clock?: Clock;
+  random?: RandomSource;
+  logger?: Logger;
+  /** Default: the global OpenTelemetry meter provider's `@tessera/reflector` meter (a no-op unless an SDK is set up). */
+  meter?: Meter;
+  /** Default: the global OpenTelemetry tracer provider's `@tessera/reflector` tracer. */
+  tracer?: Tracer;
+}
+
+/** Raised by {@link Reflector.run} when called while a run is already going on. */
+export class ReflectorRunningError extends Error {
+  override name = "ReflectorRunningError";
+}
+
+/**
+ * Keeps a {@link ReflectorStore} in step with one collection on the server,
+ * the way client-go's reflector does:
+ *
+ * - watch-list first: one WATCH with `sendInitialEvents=true`; the initial
+ *   ADDED events go into a temporary map, the store is replaced atomically on
+ *   the `k8s.io/initial-events-end` bookmark, and the same stream goes on with
+ *   live events;
+ * - if that fails or the server does not support it: LIST (paginated by
+ *   client-go's rules) + WATCH for this attempt, logged and counted; a server
+ *   that rejects watch-list (400, 422, 501) or sends no end bookmark in time is
+ *   not asked again by this reflector;
+ * - the resourceVersion of every event, bookmarks included, is where the next
+ *   watch resumes; a watch that ends cleanly resumes at once without a relist;
+ *   a 410 relists; other failures back off and resume;
+ * - every watch carries a jittered `timeoutSeconds` and an inactivity deadline.
+ *
+ * ```ts
+ * const store = new IndexedStore<V1ConfigMap>();
+ * const reflector = new Reflector({ listerWatcher: new KubeListerWatcher(kc, configMaps), store });
+ * const stop = new AbortController();
+ * const done = reflector.run(stop.signal);
+ * // ... reflector.hasSynced() ...
+ * stop.abort();
+ * await done;
+ * ```
+ */
+export class Reflector<T extends KubeObject = KubeObject> {
+  /** The reflector's name in logs and metrics. */
+  readonly name: string;
+  private readonly lw: ListerWatcher<T>;
+  private readonly store: ReflectorStore<T>;
+  private readonly clock: Clock;
+  private readonly random: RandomSource;
+  private readonly logger: Logger;
+  private readonly tracer: Tracer;
+  private readonly metrics: ReflectorMetrics;
+  private readonly backoff: Backoff;
+  private readonly keyOf: KeyFunc<T>;
+  private readonly transform: ((obj: T) => T) | undefined;
+  private readonly onError: ((err: unknown) => void) | undefined;
+  private readonly useWatchList: boolean;
+  private readonly userPageSize: number | undefined;
+  private readonly minWatchTimeoutSeconds: number;
+  private readonly inactivityMarginMs: number;
+  private readonly initialEventsTimeoutMs: number;
+  private readonly consistencyCheck: boolean;
+  private readonly logFields: LogFields;
+
+  private lastSyncRV = "";
+  private rvUnavailable = false;
+  private paginatedResult = false;
+  private synced = false;
+  private syncs = 0;
+  private syncMode: SyncMode | undefined;
+  private watchListUnsupported = false;
+  private lastFallbackReason: string | undefined;
+  private relistReason = "initial";
+  private running = false;
+  private fatal: unknown;
+  private fatalAbort: AbortController | undefined;
+  private runSignal: AbortSignal | undefined;
+  private lastErr: unknown;
+  private readonly pendingChecks = new Set<Promise<void>>();
+
+  constructor(options: ReflectorOptions<T>) {
+    const env = options.env ?? process.env;
+    this.lw = options.listerWatcher;
+    this.store = options.store;
+    const where = this.lw.namespace ? ` in ${this.lw.namespace}` : "";
+    this.name = options.name ?? `${this.lw.resource}${where}`;
+    this.clock = options.clock ?? new SystemClock();
+    this.random = options.random ?? Math.random;
+    this.logger = options.logger ?? silentLogger;
+    this.tracer = options.tracer ?? trace.getTracer("@tessera/reflector");
+    this.metrics = new ReflectorMetrics(
+      options.meter ?? metrics.getMeter("@tessera/reflector"),
+      this.name,
+      this.lw.resource,
+    );
+    this.backoff = new Backoff(this.clock, this.random, options.backoff);
+    this.keyOf = options.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
+    this.transform = options.transform;
+    this.onError = options.onError;
+    const envWatchList = env.TESSERA_WATCHLIST?.toLowerCase();
+    this.useWatchList = options.useWatchList ?? !(envWatchList === "false" || envWatchList === "0");
+    this.userPageSize = options.pageSize;
+    this.minWatchTimeoutSeconds = Math.max(
+      MIN_WATCH_TIMEOUT_SECONDS,
+      options.minWatchTimeoutSeconds ?? MIN_WATCH_TIMEOUT_SECONDS,
+    );
+    this.inactivityMarginMs = options.inactivityMarginMs ?? 30_000;
+    this.initialEventsTimeoutMs = options.initialEventsTimeoutMs ?? 60_000;
+    this.consistencyCheck = options.consistencyCheck ?? env.TESSERA_WATCHLIST_CONSISTENCY_CHECK === "1";
+    this.logFields = Object.freeze({
+      reflector: this.name,
+      resource: this.lw.resource,
+      ...(this.lw.namespace ? { namespace: this.lw.namespace } : {}),
+    });
+  }
+
+  /** True once the store was first filled with a complete snapshot; stays true. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** The resourceVersion the store is known to be at: of the last sync, event or bookmark; `""` before the first sync. */
+  get lastSyncResourceVersion(): string {
+    return this.lastSyncRV;
+  }
+
+  /** How the last sync was made, `undefined` before the first. */
+  get lastSyncMode(): SyncMode | undefined {
+    return this.syncMode;
+  }
+
+  /** Whether the next sync will try watch-list (on, and the server has not shown it lacks it). */
+  get watchListEnabled(): boolean {
+    return this.useWatchList && !this.watchListUnsupported;
+  }
+
+  /** The last failure of a list or watch, `undefined` if none yet. */
+  get lastError(): unknown {
+    return this.lastErr;
+  }
+
+  /**
+   * Lists and watches until `signal` aborts, retrying every failure. Resolves
+   * once stopped (the open request closed). Rejects only when the consistency
+   * check finds a watch-list snapshot wrong.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.running) throw new ReflectorRunningError(`reflector ${this.name} is already running`);
+    this.running = true;
+    const fatalAbort = new AbortController();
+    this.fatalAbort = fatalAbort;
+    const stop = AbortSignal.any([signal, fatalAbort.signal]);
+    this.runSignal = stop;
+    this.logger.debug("reflector starting", { ...this.logFields, watchList: this.watchListEnabled });
+    try {
+      while (!stop.aborted) {
+        try {
+          await this.listAndWatch(stop);
+        } catch (err) {
+          if (stop.aborted) break;
+          this.report(err);
+          if (isResourceExpired(err) || isTooLargeResourceVersion(err)) {
+            this.rvUnavailable = true;
+            this.relistReason = "expired";
+          } else {
+            this.relistReason = "error";
+          }
+          await sleep(this.clock, this.backoff.next(), stop);
+        }
+      }
+      await Promise.allSettled(this.pendingChecks);
+    } finally {
+      this.running = false;
+      this.fatalAbort = undefined;
+      this.runSignal = undefined;
+      this.logger.debug("reflector stopped", this.logFields);
+    }
+    if (this.fatal !== undefined) {
+      const fatal = this.fatal;
+      this.fatal = undefined;
+      throw fatal;
+    }
+  }
+
+  /** One sync (watch-list, or LIST on fallback) followed by watching until an error needs a relist. */
+  private async listAndWatch(signal: AbortSignal): Promise<void> {
+    if (this.syncs > 0) this.metrics.relist(this.relistReason);
+    let live: WatchSession<T> | undefined;
+    if (this.watchListEnabled) {
+      live = await this.watchList(signal);
+      if (signal.aborted) {
+        live?.abort(signal.reason);
+        return;
+      }
+    }
+    if (!live) await this.list(signal);
+    await this.watchLoop(live, signal);
+  }
+
+  /**
+   * Opens a watch-list and waits for its initial events to end. Resolves the
+   * session (its stream still open, now delivering live events) once the store
+   * was replaced, or `undefined` after falling back (the session discarded).
+   */
+  private async watchList(signal: AbortSignal): Promise<WatchSession<T> | undefined> {
+    const started = this.clock.now();
+    const resourceVersion = this.rvUnavailable ? "" : this.lastSyncRV;
+    const timeoutSeconds = this.watchTimeoutSeconds();
+    const options: WatchOptions = {
+      sendInitialEvents: true,
+      allowWatchBookmarks: true,
+      resourceVersionMatch: "NotOlderThan",
+      resourceVersion,
+      timeoutSeconds,
+    };
+    const span = this.tracer.startSpan("reflector.watchList", {
+      attributes: {
+        "tessera.reflector": this.name,
+        "k8s.resource": this.lw.resource,
+        "k8s.resource_version": resourceVersion,
+      },
+    });
+    let temporary: Map<string, T> | undefined = new Map();
+    let unsupportedEvent: string | undefined;
+    let bookmarkSeen = false;
+    let endOfInitialEvents!: () => void;
+    const initialDone = new Promise<void>((resolve) => (endOfInitialEvents = resolve));
+    const onEvent = (event: WatchEvent<T>): void => {
+      this.metrics.event(event.type);
+      if (temporary === undefined) {
+        this.apply(event);
+        return;
+      }
+      const obj = event.object;
+      switch (event.type) {
+        case "ADDED":
+          temporary.set(this.keyOf(obj), this.transform ? this.transform(obj) : obj);
+          return;
+        case "BOOKMARK":
+          if (!isInitialEventsEndBookmark(event)) return;
+          break;
+        default:
+          // A server honouring sendInitialEvents sends only ADDED before the end bookmark:
+          // this one ignored the parameters and is watching from "now".
+          unsupportedEvent = event.type;
+          throw new ListWatchError(
+            this.context("watch"),
+            0,
+            "WatchListUnsupported",
+            `a ${event.type} event came before the end of the initial events`,
+          );
+      }
+      const rv = obj.metadata?.resourceVersion ?? "";
+      const items = Array.from(temporary.values());
+      temporary = undefined;
+      bookmarkSeen = true;
+      span.setAttribute("tessera.items", items.length);
+      this.store.replace(items, rv);
+      this.completeSync("watch-list", rv, started, items);
+      endOfInitialEvents();
+    };
+    this.metrics.watch("watch-list");
+    const session = new WatchSession(this.lw, options, onEvent, this.clock, signal);
+    session.setIdleDeadline(
+      this.initialEventsTimeoutMs,
+      () =>
+        new WatchDeadlineError(this.context("watch"), "InitialEventsTimeout", this.initialEventsTimeoutMs),
+    );
+    const first = await Promise.race([initialDone.then(() => undefined), session.finished]);
+    if (bookmarkSeen && !signal.aborted) {
+      // The stream goes on (or, if it already ended, the watch loop resumes it).
+      session.setIdleDeadline(this.inactivityLimitMs(timeoutSeconds), () =>
+        this.inactivityError(timeoutSeconds),
+      );
+      span.end();
+      return session;
+    }
+    temporary = undefined;
+    session.abort(signal.reason);
+    if (signal.aborted || first === undefined) {
+      span.end();
+      return undefined;
+    }
+    const error = first.error ?? this.endedBeforeBookmark(first);
+    endSpan(span, error);
+    this.fallBack(error, unsupportedEvent !== undefined);
+    return undefined;
+  }
+
+  /** LISTs the collection (paged by {@link choosePageSize}) and replaces the store with it. */
+  private async list(signal: AbortSignal): Promise<void> {
+    const started = this.clock.now();
+    const resourceVersion = this.relistResourceVersion();
+    const pageSize = choosePageSize({
+      userPageSize: this.userPageSize,
+      paginatedResult: this.paginatedResult,
+      resourceVersion,
+    });
+    const span = this.tracer.startSpan("reflector.list", {
+      attributes: {
+        "tessera.reflector": this.name,
+        "k8s.resource": this.lw.resource,
+        "k8s.resource_version": resourceVersion,
+        "tessera.page_size": pageSize,
+      },
+    });
+    const transform = this.transform;
+    let result;
+    try {
+      result = await listAllPages(
+        this.lw,
+        { resourceVersion },
+        pageSize,
+        signal,
+        transform ? (items) => items.map(transform) : undefined,
+      );
+    } catch (err) {
+      if (!signal.aborted) {
+        this.metrics.list("error", (this.clock.now() - started) / 1000, 1);
+        this.metrics.error("list", reasonOf(err));
+      }
+      endSpan(span, err);
+      throw err;
+    }
+    if (resourceVersion === "0" && result.paginated) this.paginatedResult = true;
+    this.metrics.list("success", (this.clock.now() - started) / 1000, result.pages);
+    span.setAttribute("tessera.items", result.items.length);
+    span.setAttribute("tessera.pages", result.pages);
+    this.store.replace(result.items, result.resourceVersion);
+    this.completeSync("list", result.resourceVersion, started, undefined);
+    span.end();
+  }
+
+  /** Watches from the last resourceVersion until a 410 (thrown, for a relist) or a stop. */
+  private async watchLoop(live: WatchSession<T> | undefined, signal: AbortSignal): Promise<void> {
+    let session = live;
+    while (!signal.aborted) {
+      if (!session) session = this.startWatch(signal);
+      const outcome = await session.finished;
+      session = undefined;
+      if (signal.aborted) return;
+      let error = outcome.error;
+      if (error === undefined) {
+        if (outcome.events > 0 || outcome.durationMs >= SHORT_WATCH_MS) {
+          this.logger.debug("watch ended; resuming", {
+            ...this.logFields,
+            events: outcome.events,
+            resourceVersion: this.lastSyncRV,
+          });
+          continue;
+        }
+        error = new ListWatchError(
+          this.context("watch"),
+          0,
+          "ShortWatch",
+          `the server closed the watch after ${Math.round(outcome.durationMs)} ms without an event`,
+        );
+      }
+      if (isResourceExpired(error) || isTooLargeResourceVersion(error)) throw error;
+      this.report(error);
+      await sleep(this.clock, this.backoff.next(), signal);
+    }
+  }
+
+  private startWatch(signal: AbortSignal): WatchSession<T> {
+    const timeoutSeconds = this.watchTimeoutSeconds();
+    const options: WatchOptions = {
+      resourceVersion: this.lastSyncRV,
+      allowWatchBookmarks: true,
+      timeoutSeconds,
+    };
+    this.metrics.watch("watch");
+    const session = new WatchSession(
+      this.lw,
+      options,
+      (event) => {
+        this.metrics.event(event.type);
+        this.apply(event);
+      },
+      this.clock,
+      signal,
+    );
+    session.setIdleDeadline(this.inactivityLimitMs(timeoutSeconds), () =>
+      this.inactivityError(timeoutSeconds),
+    );
+    return session;
+  }
+
+  /** Applies one live event to the store and records its resourceVersion. */
+  private apply(event: WatchEvent<T>): void {
+    const obj = event.object;
+    switch (event.type) {
+      case "ADDED":
+        this.store.add(this.transform ? this.transform(obj) : obj);
+        break;
+      case "MODIFIED":
+        this.store.update(this.transform ? this.transform(obj) : obj);
+        break;
+      case "DELETED":
+        this.store.delete(this.transform ? this.transform(obj) : obj);
+        break;
+      case "BOOKMARK":
+        break;
+    }
+    const rv = obj.metadata?.resourceVersion;
+    if (rv) this.lastSyncRV = rv;
+  }
+
+  private completeSync(
+    mode: SyncMode,
+    rv: string,
+    started: number,
+    snapshot: readonly T[] | undefined,
+  ): void {
+    this.lastSyncRV = rv;
+    this.rvUnavailable = false;
+    this.synced = true;
+    this.syncs++;
+    this.syncMode = mode;
+    this.lastFallbackReason = mode === "watch-list" ? undefined : this.lastFallbackReason;
+    const seconds = (this.clock.now() - started) / 1000;
+    this.metrics.synced(mode, seconds);
+    this.logger.info("store synced", {
+      ...this.logFields,
+      mode,
+      resourceVersion: rv,
+      ...(snapshot ? { items: snapshot.length } : {}),
+      durationMs: Math.round(seconds * 1000),
+    });
+    if (mode === "watch-list" && snapshot && this.consistencyCheck) this.checkConsistency(rv, snapshot);
+  }
+
+  /** The consistency check, run beside the live stream; a difference stops the reflector. */
+  private checkConsistency(rv: string, snapshot: readonly T[]): void {
+    const versions: SnapshotVersions = new Map();
+    for (const obj of snapshot) versions.set(this.keyOf(obj), objectVersion(obj));
+    const abort = this.fatalAbort;
+    const stop = this.runSignal;
+    const check = compareWithList(this.lw, rv, versions, this.keyOf, stop).then(
+      (differences) => {
+        if (!differences) {
+          this.logger.debug("watch-list consistency check passed", {
+            ...this.logFields,
+            resourceVersion: rv,
+          });
+          return;
+        }
+        const err = new WatchListInconsistencyError(this.context("list"), rv, differences);
+        this.metrics.consistencyFailure();
+        this.logger.error("WATCH-LIST CONSISTENCY CHECK FAILED", { ...this.logFields, error: err.message });
+        this.onError?.(err);
+        if (this.fatal === undefined) this.fatal = err;
+        abort?.abort(err);
+      },
+      (err: unknown) => {
+        if (stop?.aborted) return;
+        this.logger.warn("watch-list consistency check could not list", {
+          ...this.logFields,
+          resourceVersion: rv,
+          error: errorMessage(err),
+        });
+      },
+    );
+    this.pendingChecks.add(check);
+    void check.finally(() => this.pendingChecks.delete(check));
+  }
+
+  private fallBack(error: unknown, unsupportedEvent: boolean): void {
+    const reason = reasonOf(error);
+    const rejected =
+      unsupportedEvent ||
+      reason === "InitialEventsTimeout" ||
+      (error instanceof ApiStatusError &&
+        error.source === "response" &&
+        [400, 422, 501].includes(error.code));
+    if (rejected) this.watchListUnsupported = true;
+    this.metrics.fallback(reason);
+    const fields = {
+      ...this.logFields,
+      reason,
+      error: errorMessage(error),
+      watchListOff: rejected,
+    };
+    // Logged once per run of identical failures, so a server that keeps failing the same way is not noisy.
+    if (this.lastFallbackReason !== reason) {
+      this.logger.info(
+        rejected
+          ? "watch-list is not supported by the server; using LIST + WATCH from now on"
+          : "watch-list failed; falling back to LIST + WATCH for this sync",
+        fields,
+      );
+    } else {
+      this.logger.debug("watch-list failed again; falling back to LIST + WATCH", fields);
+    }
+    this.lastFallbackReason = reason;
+  }
+
+  private endedBeforeBookmark(outcome: WatchOutcome): ListWatchError {
+    return new ListWatchError(
+      this.context("watch"),
+      0,
+      "NoInitialEventsEnd",
+      `the watch-list stream ended after ${outcome.events} events without the initial-events-end bookmark`,
+    );
+  }
+
+  private report(err: unknown): void {
+    this.lastErr = err;
+    const verb = err instanceof ListWatchError ? err.verb : "watch";
+    this.metrics.error(verb, reasonOf(err));
+    const fields = { ...this.logFields, error: errorMessage(err), reason: reasonOf(err) };
+    if (isResourceExpired(err)) this.logger.info("resourceVersion expired; relisting", fields);
+    else this.logger.warn(`${verb} failed; retrying with backoff`, fields);
+    this.onError?.(err);
+  }
+
+  /** client-go's rule: "" after a 410, "0" (any cached state) before the first sync, else the last RV. */
+  private relistResourceVersion(): string {
+    if (this.rvUnavailable) return "";
+    return this.lastSyncRV === "" ? "0" : this.lastSyncRV;
+  }
+
+  private watchTimeoutSeconds(): number {
+    const min = this.minWatchTimeoutSeconds;
+    return Math.floor(min + this.random() * min);
+  }
+
+  private inactivityLimitMs(timeoutSeconds: number): number {
+    return timeoutSeconds * 1000 + this.inactivityMarginMs;
+  }
+
+  private inactivityError(timeoutSeconds: number): WatchDeadlineError {
+    return new WatchDeadlineError(
+      this.context("watch"),
+      "InactivityTimeout",
+      this.inactivityLimitMs(timeoutSeconds),
+    );
+  }
+
+  private context(verb: "list" | "watch"): ListWatchErrorContext {
+    return this.lw.namespace === undefined
+      ? { resource: this.lw.resource, verb }
+      : { resource: this.lw.resource, verb, namespace: this.lw.namespace };
+  }
+}
+
+function isTooLargeResourceVersion(err: unknown): boolean {
+  return (
+    err instanceof ApiStatusError &&
+    (err.status?.details?.causes ?? []).some((c) => c.reason === "ResourceVersionTooLarge")
+  );
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof ListWatchError) return err.reason;
+  if (err instanceof Error) return err.name;
+  return "Unknown";
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function endSpan(span: Span, err: unknown): void {
+  if (err !== undefined) {
+    span.recordException(err instanceof Error ? err : new Error(String(err)));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
+  }
+  span.end();
+}
