@@ -58,3 +58,7 @@ export {
 export type { MemberLeaseOptions } from "./member-lease.js";
 export { MemberTracker } from "./member-tracker.js";
 export type { TrackedMember } from "./member-tracker.js";
+export { RingCoordinator } from "./ring-coordinator.js";
+export type { RingCoordinatorOptions } from "./ring-coordinator.js";
+export { ShardMember } from "./shard-member.js";
+export type { ShardMemberOptions, SlotChange } from "./shard-member.js";

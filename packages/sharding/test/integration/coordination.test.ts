@@ -1,13 +1,17 @@
 import { strict as assert } from "node:assert";
 import { CoreV1Api } from "@kubernetes/client-node";
-import { useControlPlane } from "@tessera/testenv";
+import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   advanceAssignment,
   AssignmentConflictError,
   AssignmentFormatError,
   ConfigMapAssignmentStore,
   emptyAssignment,
+  isSettled,
+  MemberFencedError,
   RING_LABEL,
+  RingCoordinator,
+  ShardMember,
 } from "../../src/index.js";
 
 const NS = "ring";
@@ -95,6 +99,134 @@ describe("ring coordination objects on the real control plane", function () {
         );
         return true;
       });
+    });
+  });
+
+  describe("a ring of replicas (member + coordinator each) through joins, a graceful exit and a crash", () => {
+    // Short durations keep the suite quick; the invariants do not depend on them.
+    const durations = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
+    const ring = "web";
+    interface Replica {
+      id: string;
+      proxy: FaultProxy;
+      member: ShardMember;
+      stop: AbortController;
+      coordinating: Promise<void>;
+    }
+    const replicas = new Map<string, Replica>();
+    const violations: string[] = [];
+    let sampler: ReturnType<typeof setInterval> | undefined;
+
+    async function startReplica(id: string): Promise<Replica> {
+      const proxy = new FaultProxy(env.cp.apiserverPort);
+      await proxy.start();
+      const kubeConfig = kubeConfigVia(env.cp.kubeConfig, proxy.url);
+      const member = new ShardMember({
+        kubeConfig,
+        namespace: NS,
+        ring,
+        identity: id,
+        pollIntervalMs: 200,
+        ...durations,
+      });
+      const coordinator = new RingCoordinator({
+        kubeConfig,
+        namespace: NS,
+        ring,
+        identity: id,
+        pollIntervalMs: 200,
+        expiryMarginMs: 1_000,
+        election: durations,
+      });
+      await member.start();
+      const stop = new AbortController();
+      const replica = { id, proxy, member, stop, coordinating: coordinator.run(stop.signal) };
+      replicas.set(id, replica);
+      return replica;
+    }
+
+    /** Waits until the published assignment is settled over exactly `ids` and each has applied it. */
+    async function settledOver(ids: string[]): Promise<void> {
+      const store = new ConfigMapAssignmentStore({ kubeConfig: env.cp.kubeConfig, namespace: NS, ring });
+      const deadline = Date.now() + 60_000;
+      let last = "";
+      while (Date.now() < deadline) {
+        const read = await store.read();
+        if (read && isSettled(read.assignment)) {
+          const owners = new Set(read.assignment.owners);
+          const counts = ids.map((id) => replicas.get(id)!.member.activeSlots.size);
+          const applied = ids.every((id) => replicas.get(id)!.member.epoch === read.assignment.epoch);
+          last = `epoch ${read.assignment.epoch}, owners ${[...owners].join(",")}, counts ${counts.join(",")}`;
+          if (
+            applied &&
+            owners.size === ids.length &&
+            ids.every((id) => owners.has(id)) &&
+            counts.every((c) => c === Math.floor(256 / ids.length) || c === Math.ceil(256 / ids.length)) &&
+            counts.reduce((a, b) => a + b, 0) === 256
+          ) {
+            return;
+          }
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.fail(`the ring did not settle over ${ids.join(",")}: ${last}`);
+    }
+
+    before(() => {
+      sampler = setInterval(() => {
+        const holder = new Map<number, string>();
+        for (const r of replicas.values()) {
+          for (const s of r.member.activeSlots) {
+            const other = holder.get(s);
+            if (other) violations.push(`slot ${s} active on ${other} and ${r.id}`);
+            holder.set(s, r.id);
+          }
+        }
+      }, 10);
+    });
+
+    after(async () => {
+      clearInterval(sampler);
+      for (const r of replicas.values()) r.stop.abort();
+      await Promise.all([...replicas.values()].map((r) => r.coordinating));
+      for (const r of replicas.values()) await r.proxy.stop();
+    });
+
+    it("gives a lone member every slot", async () => {
+      await startReplica("pod-a");
+      await settledOver(["pod-a"]);
+    });
+
+    it("rebalances when two members join, never with a slot active on two members", async () => {
+      await startReplica("pod-b");
+      await startReplica("pod-c");
+      await settledOver(["pod-a", "pod-b", "pod-c"]);
+      assert.deepEqual(violations, []);
+    });
+
+    it("moves a gracefully stopping member's slots, after it let go of them", async () => {
+      const b = replicas.get("pod-b")!;
+      b.stop.abort();
+      await b.coordinating;
+      await b.member.stop();
+      assert.equal(b.member.activeSlots.size, 0);
+      await settledOver(["pod-a", "pod-c"]);
+      replicas.delete("pod-b");
+      await b.proxy.stop();
+      assert.deepEqual(violations, []);
+    });
+
+    it("fences a member cut off from the apiserver and moves its slots after its lease expires", async () => {
+      const c = replicas.get("pod-c")!;
+      c.proxy.refuse(true);
+      c.proxy.cutAll();
+      await new Promise<void>((resolve) =>
+        c.member.fence.addEventListener("abort", () => resolve(), { once: true }),
+      );
+      assert.ok((c.member.fence.reason as MemberFencedError).reason === "renewDeadlineExceeded");
+      assert.equal(c.member.activeSlots.size, 0);
+      await settledOver(["pod-a"]);
+      assert.deepEqual(violations, []);
     });
   });
 });

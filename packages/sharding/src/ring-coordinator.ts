@@ -1,0 +1,146 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+import {
+  LeaderElector,
+  LeaseLock,
+  silentLogger,
+  SystemClock,
+  type Clock,
+  type LeaderElectionDurations,
+  type Logger,
+} from "@tessera/leader-election";
+import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
+import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
+import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
+import { MemberTracker } from "./member-tracker.js";
+import { sleep } from "./sleep.js";
+import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
+
+/** Options for {@link RingCoordinator}. */
+export interface RingCoordinatorOptions {
+  kubeConfig: KubeConfig;
+  /** Namespace of the ring's Leases and assignment ConfigMap. */
+  namespace: string;
+  /** The ring's name; the coordinator Lease is named after it. */
+  ring: string;
+  /** This replica's identity (its member identity). */
+  identity: string;
+  /** Slots in the ring, a power of two; default 256. Checked at construction. */
+  slotCount?: number;
+  /** How often the leader re-reads the member Leases and the assignment; default 500 ms. */
+  pollIntervalMs?: number;
+  /** Wait past a member Lease's duration before its slots move; default 2 000 ms. */
+  expiryMarginMs?: number;
+  /** Durations of the coordinator election (client-go defaults when omitted). */
+  election?: Partial<LeaderElectionDurations>;
+  /** Where member Leases are read; default the namespace's Leases through `kubeConfig`. */
+  leases?: LeaseClient;
+  /** Where the assignment is published; default `ConfigMap <namespace>/<ring>-assignment`. */
+  store?: ConfigMapAssignmentStore;
+  clock?: Clock;
+  logger?: Logger;
+  random?: () => number;
+}
+
+/**
+ * The coordinator of a ring: whichever replica wins the leader election on
+ * the ring's Lease (`<ring>`) watches the member Leases, computes the next
+ * assignment with {@link advanceAssignment} and publishes it. It keeps no
+ * state of its own: a new leader reads the published assignment and carries
+ * on. Every replica runs one; only the leader acts.
+ */
+export class RingCoordinator {
+  readonly elector: LeaderElector;
+  private readonly leases: LeaseClient;
+  private readonly store: ConfigMapAssignmentStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly pollIntervalMs: number;
+  private readonly marginMs: number;
+  private readonly slotCount: number;
+  private readonly fields: Record<string, unknown>;
+
+  /** @throws SlotCountError for a slot count that is not a power of two in [1, 65536] */
+  constructor(private readonly options: RingCoordinatorOptions) {
+    this.slotCount = new SlotSpace(options.slotCount ?? DEFAULT_SLOT_COUNT).slotCount;
+    this.clock = options.clock ?? new SystemClock();
+    this.logger = options.logger ?? silentLogger;
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.marginMs = options.expiryMarginMs ?? 2_000;
+    this.leases = options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace);
+    this.store =
+      options.store ??
+      new ConfigMapAssignmentStore({
+        kubeConfig: options.kubeConfig,
+        namespace: options.namespace,
+        ring: options.ring,
+      });
+    this.fields = { ring: options.ring, identity: options.identity };
+    this.elector = new LeaderElector({
+      ...options.election,
+      lock: new LeaseLock({
+        kubeConfig: options.kubeConfig,
+        namespace: options.namespace,
+        name: options.ring,
+        identity: options.identity,
+      }),
+      callbacks: { onStartedLeading: (signal) => this.coordinate(signal) },
+      clock: this.clock,
+      logger: this.logger,
+      ...(options.random ? { random: options.random } : {}),
+    });
+  }
+
+  /** Whether this replica coordinates right now. */
+  get isLeader(): boolean {
+    return this.elector.isLeader;
+  }
+
+  /** Campaigns, coordinates while leading, and campaigns again after losing, until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.elector.run(signal);
+      if (!signal.aborted) await sleep(this.clock, this.elector.durations.retryPeriodMs, signal);
+    }
+  }
+
+  private async coordinate(signal: AbortSignal): Promise<void> {
+    this.logger.info("coordinating ring", this.fields);
+    const tracker = new MemberTracker(this.clock, this.marginMs);
+    while (!signal.aborted) {
+      try {
+        await this.step(tracker, signal);
+      } catch (err) {
+        this.logger.warn("coordination step failed; retrying", {
+          ...this.fields,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+      await sleep(this.clock, this.pollIntervalMs, signal);
+    }
+  }
+
+  /** One round: observe members, advance the assignment as far as it goes, publish each epoch. */
+  private async step(tracker: MemberTracker, signal: AbortSignal): Promise<void> {
+    tracker.observe(await this.leases.list(`${RING_LABEL}=${this.options.ring}`));
+    let read = await this.store.read();
+    if (!read) {
+      const empty = emptyAssignment(this.slotCount);
+      read = { assignment: empty, version: await this.store.create(empty) };
+    }
+    if (read.assignment.owners.length !== this.slotCount) {
+      throw new Error(
+        `${this.store.describe()} has ${read.assignment.owners.length} slots but this coordinator was configured ` +
+          `with ${this.slotCount}; the slot count of a ring cannot change`,
+      );
+    }
+    const next: Assignment | undefined = advanceAssignment(read.assignment, tracker.view());
+    if (!next || signal.aborted) return;
+    await this.store.replace(next, read.version);
+    this.logger.info("published assignment", {
+      ...this.fields,
+      epoch: next.epoch,
+      members: tracker.liveMembers(),
+      releasing: next.releasing.size,
+    });
+  }
+}

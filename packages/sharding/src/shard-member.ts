@@ -1,0 +1,172 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+import {
+  silentLogger,
+  SystemClock,
+  type Clock,
+  type LeaderElectionDurations,
+  type Logger,
+} from "@tessera/leader-election";
+import { activeSlotsOf } from "./assignment.js";
+import { ConfigMapAssignmentStore } from "./assignment-store.js";
+import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
+import { MemberLease } from "./member-lease.js";
+import { sleep } from "./sleep.js";
+
+/** A change of the slots a member may work on, handed to {@link ShardMemberOptions.onAssignment}. */
+export interface SlotChange {
+  /** The epoch being applied. */
+  readonly epoch: number;
+  /** The slots the member may work on from now on. */
+  readonly active: ReadonlySet<number>;
+  /** Slots just granted. */
+  readonly gained: ReadonlySet<number>;
+  /** Slots just taken away (being released or gone): finish their in-flight work, drop their keys. */
+  readonly lost: ReadonlySet<number>;
+}
+
+/** Options for {@link ShardMember}. */
+export interface ShardMemberOptions extends Partial<LeaderElectionDurations> {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  ring: string;
+  /** Unique in the ring, e.g. the pod name. */
+  identity: string;
+  /** How often the published assignment is read; default 500 ms. */
+  pollIntervalMs?: number;
+  /**
+   * Called when the member's slots change, after {@link ShardMember.activeSlots}
+   * already excludes the lost ones (so nothing new starts on them). Resolve
+   * once in-flight work on the lost slots has finished: only then does the
+   * member acknowledge the epoch and let the slots move on.
+   */
+  onAssignment?: (change: SlotChange) => void | Promise<void>;
+  leases?: LeaseClient;
+  store?: ConfigMapAssignmentStore;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/**
+ * One member of a ring: holds its member Lease, follows the published
+ * assignment, and acknowledges each epoch once it has let go of what it lost.
+ * {@link activeSlots} is what the dequeue guard should consult.
+ *
+ * When the Lease cannot be renewed in time the member fences itself:
+ * {@link activeSlots} becomes empty at once and {@link fence} aborts; it never
+ * works again (exit the process, or start a member with a new identity).
+ */
+export class ShardMember {
+  readonly lease: MemberLease;
+  readonly identity: string;
+  private readonly store: ConfigMapAssignmentStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly pollIntervalMs: number;
+  private readonly onAssignment: ShardMemberOptions["onAssignment"];
+  private active: ReadonlySet<number> = new Set();
+  private applied: number | undefined;
+  private readonly stopping = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(options: ShardMemberOptions) {
+    this.identity = options.identity;
+    this.clock = options.clock ?? new SystemClock();
+    this.logger = options.logger ?? silentLogger;
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.onAssignment = options.onAssignment;
+    this.store =
+      options.store ??
+      new ConfigMapAssignmentStore({
+        kubeConfig: options.kubeConfig,
+        namespace: options.namespace,
+        ring: options.ring,
+      });
+    this.lease = new MemberLease({
+      ...options,
+      client: options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace),
+      clock: this.clock,
+      logger: this.logger,
+    });
+    this.lease.fence.addEventListener("abort", () => {
+      if (this.active.size > 0) {
+        this.logger.warn("member fenced; dropping all slots", {
+          identity: this.identity,
+          slots: this.active.size,
+        });
+      }
+      this.active = new Set();
+    });
+  }
+
+  /** The slots this member may start work on now; empty once fenced or stopped. */
+  get activeSlots(): ReadonlySet<number> {
+    return this.active;
+  }
+
+  /** The last epoch applied (and acknowledged). */
+  get epoch(): number | undefined {
+    return this.applied;
+  }
+
+  /** Aborted when the member must stop all work (fenced or stopped). */
+  get fence(): AbortSignal {
+    return this.lease.fence;
+  }
+
+  /** Joins the ring: takes the member Lease and starts following the assignment. */
+  async start(): Promise<void> {
+    await this.lease.start();
+    this.loop = this.follow();
+  }
+
+  /**
+   * Graceful exit: gives up every slot (waiting for `onAssignment` to let go
+   * of them), then hands the Lease back so the slots move at once.
+   */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.loop;
+    const lost = this.active;
+    this.active = new Set();
+    if (lost.size > 0 && !this.fence.aborted) {
+      await this.onAssignment?.({ epoch: this.applied ?? 0, active: this.active, gained: new Set(), lost });
+    }
+    await this.lease.release();
+  }
+
+  private async follow(): Promise<void> {
+    while (!this.stopping.signal.aborted && !this.fence.aborted) {
+      try {
+        await this.applyLatest();
+      } catch (err) {
+        this.logger.warn("could not apply the assignment; retrying", {
+          identity: this.identity,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+      await sleep(this.clock, this.pollIntervalMs, this.stopping.signal);
+    }
+  }
+
+  private async applyLatest(): Promise<void> {
+    const read = await this.store.read();
+    if (!read || this.fence.aborted || this.stopping.signal.aborted) return;
+    const { assignment } = read;
+    if (this.applied !== undefined && assignment.epoch <= this.applied) return;
+    const next = activeSlotsOf(assignment, this.identity);
+    const gained = new Set([...next].filter((s) => !this.active.has(s)));
+    const lost = new Set([...this.active].filter((s) => !next.has(s)));
+    this.active = next;
+    if (gained.size > 0 || lost.size > 0) {
+      await this.onAssignment?.({ epoch: assignment.epoch, active: next, gained, lost });
+    }
+    if (this.fence.aborted) return;
+    await this.lease.acknowledge(assignment.epoch);
+    this.applied = assignment.epoch;
+    this.logger.debug("applied assignment", {
+      identity: this.identity,
+      epoch: assignment.epoch,
+      slots: next.size,
+    });
+  }
+}
