@@ -61,4 +61,6 @@ export type { TrackedMember } from "./member-tracker.js";
 export { RingCoordinator } from "./ring-coordinator.js";
 export type { RingCoordinatorOptions } from "./ring-coordinator.js";
 export { ShardMember } from "./shard-member.js";
-export type { ShardMemberOptions, SlotChange } from "./shard-member.js";
+export type { ShardMemberOptions, SlotChange, AssignmentReader } from "./shard-member.js";
+export { MemberMetrics, CoordinatorMetrics } from "./sharding-metrics.js";
+export type { MemberMetricsSnapshot } from "./sharding-metrics.js";

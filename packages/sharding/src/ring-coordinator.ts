@@ -1,4 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { Meter } from "@opentelemetry/api";
 import {
   LeaderElector,
   LeaseLock,
@@ -12,6 +13,7 @@ import { advanceAssignment, emptyAssignment, type Assignment } from "./assignmen
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
 import { MemberTracker } from "./member-tracker.js";
+import { CoordinatorMetrics } from "./sharding-metrics.js";
 import { sleep } from "./sleep.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
 
@@ -39,6 +41,8 @@ export interface RingCoordinatorOptions {
   clock?: Clock;
   logger?: Logger;
   random?: () => number;
+  /** OpenTelemetry meter for {@link CoordinatorMetrics} and the election's own instruments. */
+  meter?: Meter;
 }
 
 /**
@@ -58,6 +62,7 @@ export class RingCoordinator {
   private readonly marginMs: number;
   private readonly slotCount: number;
   private readonly fields: Record<string, unknown>;
+  private readonly metrics: CoordinatorMetrics | undefined;
 
   /** @throws SlotCountError for a slot count that is not a power of two in [1, 65536] */
   constructor(private readonly options: RingCoordinatorOptions) {
@@ -75,6 +80,7 @@ export class RingCoordinator {
         ring: options.ring,
       });
     this.fields = { ring: options.ring, identity: options.identity };
+    this.metrics = options.meter ? new CoordinatorMetrics(options.meter, options.ring) : undefined;
     this.elector = new LeaderElector({
       ...options.election,
       lock: new LeaseLock({
@@ -87,6 +93,7 @@ export class RingCoordinator {
       clock: this.clock,
       logger: this.logger,
       ...(options.random ? { random: options.random } : {}),
+      ...(options.meter ? { meter: options.meter, name: `${options.ring} coordinator` } : {}),
     });
   }
 
@@ -136,6 +143,10 @@ export class RingCoordinator {
     const next: Assignment | undefined = advanceAssignment(read.assignment, tracker.view());
     if (!next || signal.aborted) return;
     await this.store.replace(next, read.version);
+    const prev = read.assignment.owners;
+    this.metrics?.publishedEpoch(
+      next.owners.filter((o, i) => o !== undefined && prev[i] !== undefined && prev[i] !== o).length,
+    );
     this.logger.info("published assignment", {
       ...this.fields,
       epoch: next.epoch,

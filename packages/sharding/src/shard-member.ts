@@ -1,4 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { Meter } from "@opentelemetry/api";
 import {
   silentLogger,
   SystemClock,
@@ -7,10 +8,17 @@ import {
   type Logger,
 } from "@tessera/leader-election";
 import { activeSlotsOf } from "./assignment.js";
-import { ConfigMapAssignmentStore } from "./assignment-store.js";
+import { ConfigMapAssignmentStore, type VersionedAssignment } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
 import { MemberLease } from "./member-lease.js";
+import { MemberMetrics } from "./sharding-metrics.js";
 import { sleep } from "./sleep.js";
+import { SlotSpace } from "./slot-space.js";
+
+/** Where a member reads the published assignment; {@link ConfigMapAssignmentStore} is one. */
+export interface AssignmentReader {
+  read(): Promise<VersionedAssignment | undefined>;
+}
 
 /** A change of the slots a member may work on, handed to {@link ShardMemberOptions.onAssignment}. */
 export interface SlotChange {
@@ -40,10 +48,14 @@ export interface ShardMemberOptions extends Partial<LeaderElectionDurations> {
    * member acknowledge the epoch and let the slots move on.
    */
   onAssignment?: (change: SlotChange) => void | Promise<void>;
+  /** Where the member Lease lives; default the namespace's Leases through `kubeConfig`. */
   leases?: LeaseClient;
-  store?: ConfigMapAssignmentStore;
+  /** Where the assignment is read; default `ConfigMap <namespace>/<ring>-assignment`. */
+  store?: AssignmentReader;
   clock?: Clock;
   logger?: Logger;
+  /** OpenTelemetry meter for the instruments listed on {@link MemberMetrics}. */
+  meter?: Meter;
 }
 
 /**
@@ -58,7 +70,9 @@ export interface ShardMemberOptions extends Partial<LeaderElectionDurations> {
 export class ShardMember {
   readonly lease: MemberLease;
   readonly identity: string;
-  private readonly store: ConfigMapAssignmentStore;
+  private readonly store: AssignmentReader;
+  private readonly metrics: MemberMetrics | undefined;
+  private ranges = 0;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly pollIntervalMs: number;
@@ -87,6 +101,14 @@ export class ShardMember {
       clock: this.clock,
       logger: this.logger,
     });
+    this.metrics = options.meter
+      ? new MemberMetrics(options.meter, options.ring, options.identity, () => ({
+          slots: this.active.size,
+          ranges: this.active.size === 0 ? 0 : this.ranges,
+          epoch: this.applied,
+          fenced: this.fence.aborted,
+        }))
+      : undefined;
     this.lease.fence.addEventListener("abort", () => {
       if (this.active.size > 0) {
         this.logger.warn("member fenced; dropping all slots", {
@@ -134,6 +156,11 @@ export class ShardMember {
     await this.lease.release();
   }
 
+  /** Stops reporting metrics. */
+  close(): void {
+    this.metrics?.close();
+  }
+
   private async follow(): Promise<void> {
     while (!this.stopping.signal.aborted && !this.fence.aborted) {
       try {
@@ -157,6 +184,7 @@ export class ShardMember {
     const gained = new Set([...next].filter((s) => !this.active.has(s)));
     const lost = new Set([...this.active].filter((s) => !next.has(s)));
     this.active = next;
+    this.ranges = next.size === 0 ? 0 : new SlotSpace(assignment.owners.length).rangesOf(next).length;
     if (gained.size > 0 || lost.size > 0) {
       await this.onAssignment?.({ epoch: assignment.epoch, active: next, gained, lost });
     }

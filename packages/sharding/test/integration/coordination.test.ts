@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
 import { CoreV1Api } from "@kubernetes/client-node";
+import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   advanceAssignment,
@@ -15,6 +16,24 @@ import {
 } from "../../src/index.js";
 
 const NS = "ring";
+
+class CollectingReader extends MetricReader {
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The sum of a counter's points in one reader. */
+async function counter(reader: CollectingReader, name: string): Promise<number> {
+  const { resourceMetrics } = await reader.collect();
+  const metric = resourceMetrics.scopeMetrics
+    .flatMap((s) => s.metrics)
+    .find((m) => m.descriptor.name === name);
+  return (metric?.dataPoints ?? []).reduce((sum, p) => sum + (p.value as number), 0);
+}
 
 describe("ring coordination objects on the real control plane", function () {
   this.timeout(120_000);
@@ -112,6 +131,7 @@ describe("ring coordination objects on the real control plane", function () {
       member: ShardMember;
       stop: AbortController;
       coordinating: Promise<void>;
+      metrics: CollectingReader;
     }
     const replicas = new Map<string, Replica>();
     const violations: string[] = [];
@@ -121,6 +141,8 @@ describe("ring coordination objects on the real control plane", function () {
       const proxy = new FaultProxy(env.cp.apiserverPort);
       await proxy.start();
       const kubeConfig = kubeConfigVia(env.cp.kubeConfig, proxy.url);
+      const metrics = new CollectingReader();
+      const meter = new MeterProvider({ readers: [metrics] }).getMeter("test");
       const member = new ShardMember({
         kubeConfig,
         namespace: NS,
@@ -137,10 +159,11 @@ describe("ring coordination objects on the real control plane", function () {
         pollIntervalMs: 200,
         expiryMarginMs: 1_000,
         election: durations,
+        meter,
       });
       await member.start();
       const stop = new AbortController();
-      const replica = { id, proxy, member, stop, coordinating: coordinator.run(stop.signal) };
+      const replica = { id, proxy, member, stop, coordinating: coordinator.run(stop.signal), metrics };
       replicas.set(id, replica);
       return replica;
     }
@@ -202,6 +225,9 @@ describe("ring coordination objects on the real control plane", function () {
       await startReplica("pod-c");
       await settledOver(["pod-a", "pod-b", "pod-c"]);
       assert.deepEqual(violations, []);
+      let moved = 0;
+      for (const r of replicas.values()) moved += await counter(r.metrics, "tessera_sharding_slots_moved");
+      assert.ok(moved >= 170, `the coordinator counted ${moved} moved slots; pod-a gave away at least 170`);
     });
 
     it("moves a gracefully stopping member's slots, after it let go of them", async () => {

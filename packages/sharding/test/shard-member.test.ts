@@ -1,0 +1,125 @@
+import { strict as assert } from "node:assert";
+import { KubeConfig } from "@kubernetes/client-node";
+import { MeterProvider, MetricReader, type MetricData } from "@opentelemetry/sdk-metrics";
+import { FakeClock } from "@tessera/leader-election";
+import {
+  ACKNOWLEDGED_EPOCH_ANNOTATION,
+  advanceAssignment,
+  emptyAssignment,
+  ShardMember,
+  type Assignment,
+  type SlotChange,
+  type VersionedAssignment,
+} from "../src/index.js";
+import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
+
+class CollectingReader extends MetricReader {
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+async function gauge(reader: CollectingReader, name: string): Promise<unknown> {
+  const { resourceMetrics } = await reader.collect();
+  const metrics: MetricData[] = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+  return metrics.find((m) => m.descriptor.name === name)?.dataPoints[0]?.value;
+}
+
+function setup() {
+  const clock = new FakeClock();
+  const leases = new InMemoryLeaseClient();
+  const published: { current: VersionedAssignment | undefined } = { current: undefined };
+  const publish = (assignment: Assignment) =>
+    (published.current = { assignment, version: String(assignment.epoch) });
+  const changes: SlotChange[] = [];
+  let release: (() => void) | undefined;
+  const reader = new CollectingReader();
+  const member = new ShardMember({
+    kubeConfig: new KubeConfig(),
+    namespace: "test",
+    ring: "web",
+    identity: "a",
+    leases,
+    store: { read: async () => published.current },
+    clock,
+    pollIntervalMs: 100,
+    leaseDurationMs: 3_000,
+    renewDeadlineMs: 2_000,
+    retryPeriodMs: 500,
+    meter: new MeterProvider({ readers: [reader] }).getMeter("test"),
+    onAssignment: (change) => {
+      changes.push(change);
+      if (change.lost.size === 0) return;
+      return new Promise<void>((resolve) => (release = resolve)); // in-flight work finishes when the test says
+    },
+  });
+  const acked = () => leases.leases.get("web-a")?.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION];
+  return { clock, leases, member, publish, changes, acked, finishInFlight: () => release?.(), reader };
+}
+
+describe("ShardMember", () => {
+  it("applies a grant at once and acknowledges it", async () => {
+    const t = setup();
+    await t.member.start();
+    const e1 = advanceAssignment(emptyAssignment(8), { members: ["a", "b"], acknowledged: () => undefined })!;
+    t.publish(e1);
+    await t.clock.advance(100);
+    assert.deepEqual([...t.member.activeSlots], [0, 1, 2, 3]);
+    assert.deepEqual([...t.changes[0]!.gained], [0, 1, 2, 3]);
+    assert.equal(t.acked(), "1");
+    assert.equal(await gauge(t.reader, "tessera_sharding_slots_owned"), 4);
+    assert.equal(await gauge(t.reader, "tessera_sharding_ranges_owned"), 1);
+    assert.equal(await gauge(t.reader, "tessera_sharding_epoch"), 1);
+  });
+
+  it("stops new work on released slots at once but acknowledges only after in-flight work finished", async () => {
+    const t = setup();
+    await t.member.start();
+    const e1 = advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!;
+    t.publish(e1);
+    await t.clock.advance(100);
+    const e2 = advanceAssignment(e1, { members: ["a", "b"], acknowledged: () => 1 })!;
+    t.publish(e2);
+    await t.clock.advance(100);
+    assert.deepEqual([...t.member.activeSlots], [0, 1], "released slots leave activeSlots before the drain");
+    assert.deepEqual([...t.changes[1]!.lost], [2, 3]);
+    assert.equal(t.acked(), "1", "epoch 2 not acknowledged while work is in flight");
+    t.finishInFlight();
+    await t.clock.advance(100);
+    assert.equal(t.acked(), "2");
+  });
+
+  it("drops every slot when it fences itself", async () => {
+    const t = setup();
+    await t.member.start();
+    t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
+    await t.clock.advance(100);
+    assert.equal(t.member.activeSlots.size, 4);
+    t.leases.failWith = new Error("apiserver unreachable");
+    await t.clock.advance(2_000);
+    assert.equal(t.member.fence.aborted, true);
+    assert.equal(t.member.activeSlots.size, 0);
+    assert.equal(await gauge(t.reader, "tessera_sharding_fenced"), 1);
+  });
+
+  it("on stop lets go of everything, then hands its Lease back", async () => {
+    const t = setup();
+    await t.member.start();
+    t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
+    await t.clock.advance(100);
+    const stopped = t.member.stop();
+    await t.clock.advance(0);
+    assert.equal(t.member.activeSlots.size, 0);
+    assert.equal(
+      t.leases.leases.get("web-a")!.spec?.holderIdentity,
+      "a",
+      "the Lease is kept until work is done",
+    );
+    t.finishInFlight();
+    await stopped;
+    assert.equal(t.leases.leases.get("web-a")!.spec?.holderIdentity, "");
+  });
+});
