@@ -1,0 +1,40 @@
+import {
+  IndexedStore,
+  type DeletedFinalStateUnknown,
+  type KubeObject,
+  type ReflectorStore,
+} from "../../src/index.js";
+
+/** One write the reflector made. */
+export type StoreWrite =
+  { op: "add" | "update" | "delete"; key: string } | { op: "replace"; size: number; resourceVersion: string };
+
+/** An {@link IndexedStore} that also records every write, for asserting what was delivered when. */
+export class RecordingStore<T extends KubeObject> implements ReflectorStore<T> {
+  readonly inner = new IndexedStore<T>();
+  readonly writes: StoreWrite[] = [];
+
+  add(obj: T): void {
+    this.inner.add(obj);
+    this.writes.push({ op: "add", key: keyOf(obj) });
+  }
+
+  update(obj: T): void {
+    this.inner.update(obj);
+    this.writes.push({ op: "update", key: keyOf(obj) });
+  }
+
+  delete(obj: T | DeletedFinalStateUnknown<T>): void {
+    this.inner.delete(obj);
+    this.writes.push({ op: "delete", key: "key" in obj ? obj.key : keyOf(obj) });
+  }
+
+  replace(items: readonly T[], resourceVersion: string): void {
+    this.inner.replace(items, resourceVersion);
+    this.writes.push({ op: "replace", size: items.length, resourceVersion });
+  }
+}
+
+function keyOf(obj: KubeObject): string {
+  return `${obj.metadata?.namespace ?? ""}/${obj.metadata?.name ?? ""}`;
+}
