@@ -77,20 +77,6 @@ export class MemberTracker {
     return [...this.seen.values()].map((s) => s.member);
   }
 
-  /**
-   * When the next member would expire if nothing changes, as a delay from now;
-   * `undefined` when no member is live.
-   */
-  nextExpiryInMs(): number | undefined {
-    const now = this.clock.now();
-    let best: number | undefined;
-    for (const { member } of this.seen.values()) {
-      const left = member.changedAt + member.leaseDurationMs + this.marginMs - now;
-      if (left >= 0 && (best === undefined || left < best)) best = left;
-    }
-    return best;
-  }
-
   /** The view {@link advanceAssignment} plans from. */
   view(): RingView {
     const members = this.liveMembers();

@@ -63,6 +63,8 @@ export class RingCoordinator {
   private readonly slotCount: number;
   private readonly fields: Record<string, unknown>;
   private readonly metrics: CoordinatorMetrics | undefined;
+  private readonly tracker: MemberTracker;
+  private readonly memberSelector: string;
 
   /** @throws SlotCountError for a slot count that is not a power of two in [1, 65536] */
   constructor(private readonly options: RingCoordinatorOptions) {
@@ -81,6 +83,8 @@ export class RingCoordinator {
       });
     this.fields = { ring: options.ring, identity: options.identity };
     this.metrics = options.meter ? new CoordinatorMetrics(options.meter, options.ring) : undefined;
+    this.tracker = new MemberTracker(this.clock, this.marginMs);
+    this.memberSelector = `${RING_LABEL}=${options.ring}`;
     this.elector = new LeaderElector({
       ...options.election,
       lock: new LeaseLock({
@@ -102,17 +106,42 @@ export class RingCoordinator {
     return this.elector.isLeader;
   }
 
-  /** Campaigns, coordinates while leading, and campaigns again after losing, until `signal` aborts. */
+  /**
+   * Campaigns, coordinates while leading, and campaigns again after losing,
+   * until `signal` aborts. While not leading it still watches the member
+   * Leases (every retry period), so that on taking over it already knows
+   * which members stopped renewing and when: a member that crashed together
+   * with the old coordinator is given up leaseDuration + margin after its last
+   * renewal, not after the takeover.
+   */
   async run(signal: AbortSignal): Promise<void> {
+    const watching = this.watchWhileFollowing(signal);
     while (!signal.aborted) {
       await this.elector.run(signal);
       if (!signal.aborted) await sleep(this.clock, this.elector.durations.retryPeriodMs, signal);
+    }
+    await watching;
+  }
+
+  private async watchWhileFollowing(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (!this.elector.isLeader) {
+        try {
+          this.tracker.observe(await this.leases.list(this.memberSelector));
+        } catch (err) {
+          this.logger.debug("could not list member leases", {
+            ...this.fields,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+      }
+      await sleep(this.clock, this.elector.durations.retryPeriodMs, signal);
     }
   }
 
   private async coordinate(signal: AbortSignal): Promise<void> {
     this.logger.info("coordinating ring", this.fields);
-    const tracker = new MemberTracker(this.clock, this.marginMs);
+    const tracker = this.tracker;
     while (!signal.aborted) {
       try {
         await this.step(tracker, signal);
@@ -128,7 +157,7 @@ export class RingCoordinator {
 
   /** One round: observe members, advance the assignment as far as it goes, publish each epoch. */
   private async step(tracker: MemberTracker, signal: AbortSignal): Promise<void> {
-    tracker.observe(await this.leases.list(`${RING_LABEL}=${this.options.ring}`));
+    tracker.observe(await this.leases.list(this.memberSelector));
     let read = await this.store.read();
     if (!read) {
       const empty = emptyAssignment(this.slotCount);
