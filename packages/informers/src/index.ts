@@ -1,1 +1,17 @@
-export {};
+/**
+ * @tessera/informers: one reflector per collection, shared by every handler
+ * that needs it, with indexes, listers, bucketed resync, metadata-only
+ * watches and memory-saving transforms; and the factory that owns them.
+ */
+export { SharedIndexInformer, InformerStateError } from "./shared-index-informer.js";
+export type { SharedIndexInformerOptions, InformerReflectorOptions } from "./shared-index-informer.js";
+export type { ResourceEventHandler, EventHandlerOptions, Notification } from "./resource-event-handler.js";
+export type { HandlerRegistration } from "./handler-registration.js";
+export { HandlerRemovedError } from "./handler-delivery.js";
+export { ResyncScheduler, ResyncSchedule, RESYNC_BUCKET_MS, RESYNC_TICK_JITTER } from "./resync-scheduler.js";
+export type { ResyncSchedulerOptions, ResyncTick } from "./resync-scheduler.js";
+export { Lister, NamespaceLister } from "./lister.js";
+export type { LabelMatch } from "./label-match.js";
+export { indexByLabel, indexByOwnerUid, indexByControllerUid } from "./index-funcs.js";
+export { stripManagedFields, stripLastAppliedConfiguration, composeTransforms } from "./transforms.js";
+export type { Transform } from "./transforms.js";

@@ -1,0 +1,428 @@
+import { metrics, SpanStatusCode, trace, type Meter, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  DeltaFIFO,
+  DeletedFinalStateUnknown,
+  IndexedStore,
+  indexByNamespace,
+  NAMESPACE_INDEX,
+  Reflector,
+  silentLogger,
+  SystemClock,
+  type Clock,
+  type DeltaBatch,
+  type Indexers,
+  type KubeObject,
+  type ListerWatcher,
+  type LogFields,
+  type Logger,
+  type RandomSource,
+  type ReflectorOptions,
+  type ReflectorStore,
+} from "@tessera/reflector";
+import { HandlerDelivery } from "./handler-delivery.js";
+import type { HandlerRegistration } from "./handler-registration.js";
+import { InformerMetrics } from "./informer-metrics.js";
+import { Lister } from "./lister.js";
+import type { EventHandlerOptions, Notification, ResourceEventHandler } from "./resource-event-handler.js";
+import { ResyncScheduler, type ResyncSchedule } from "./resync-scheduler.js";
+import type { Transform } from "./transforms.js";
+
+/** The reflector settings an informer passes through unchanged (see {@link ReflectorOptions}). */
+export type InformerReflectorOptions<T extends KubeObject> = Pick<
+  ReflectorOptions<T>,
+  | "useWatchList"
+  | "pageSize"
+  | "minWatchTimeoutSeconds"
+  | "inactivityMarginMs"
+  | "initialEventsTimeoutMs"
+  | "backoff"
+  | "consistencyCheck"
+  | "env"
+>;
+
+/** Options of a {@link SharedIndexInformer}. */
+export interface SharedIndexInformerOptions<T extends KubeObject> {
+  /** The collection to cache. */
+  listerWatcher: ListerWatcher<T>;
+  /** Names the informer in logs and metrics; default the resource (and namespace). */
+  name?: string;
+  /** Index functions besides the namespace index, by name. */
+  indexers?: Indexers<T>;
+  /** Maintain the `namespace` index ({@link NAMESPACE_INDEX}); default true. */
+  namespaceIndex?: boolean;
+  /** Applied to every object before it is cached, e.g. {@link stripManagedFields}. */
+  transform?: Transform<T>;
+  /** The resync period of handlers registered without one; default none. */
+  defaultResyncPeriodMs?: number;
+  /**
+   * Schedules resyncs; share one across informers (a factory does) so the
+   * process runs a single resync timer. Default: a scheduler of this informer's own.
+   */
+  resyncScheduler?: ResyncScheduler;
+  /** Passed to the reflector. */
+  reflector?: InformerReflectorOptions<T>;
+  /** Called with every failed list or watch; the informer retries on its own. */
+  onError?: (err: unknown) => void;
+  clock?: Clock;
+  random?: RandomSource;
+  logger?: Logger;
+  /** Default: the global meter provider's `@tessera/informers` meter. Also given to the reflector. */
+  meter?: Meter;
+  /** Default: the global tracer provider's `@tessera/informers` tracer. */
+  tracer?: Tracer;
+}
+
+/** Raised by {@link SharedIndexInformer.run} when the informer runs already or ran before. */
+export class InformerStateError extends Error {
+  override name = "InformerStateError";
+}
+
+/**
+ * One reflector's cache of a collection, shared by any number of handlers:
+ *
+ * - a {@link Reflector} (watch-list first, LIST + WATCH as fallback) fills a
+ *   {@link DeltaFIFO}; the informer drains it into an indexed cache and turns
+ *   each change into notifications;
+ * - every handler has its own unbounded buffer drained by its own loop, so a
+ *   slow handler never delays another, and sees the changes in order;
+ * - a handler added late is first handed every cached object as an add;
+ * - deletions seen only through a relist arrive as
+ *   {@link DeletedFinalStateUnknown} tombstones;
+ * - per-handler resync periods, scheduled in one-second buckets on one
+ *   jittered ticker ({@link ResyncScheduler});
+ * - a {@link Lister} and named indexes (the namespace index by default).
+ *
+ * ```ts
+ * const informer = new SharedIndexInformer<V1ConfigMap>({
+ *   listerWatcher: new KubeListerWatcher(kc, { group: "", version: "v1", plural: "configmaps", namespaced: true }),
+ *   transform: stripManagedFields,
+ * });
+ * informer.addEventHandler({ onAdd: (cm) => console.log("added", cm.metadata?.name) });
+ * const stop = new AbortController();
+ * void informer.run(stop.signal);
+ * await informer.whenSynced();
+ * informer.lister.namespace("default").list();
+ * ```
+ */
+export class SharedIndexInformer<T extends KubeObject = KubeObject> {
+  /** The informer's name in logs and metrics. */
+  readonly name: string;
+  /** The resource cached, as kubectl names it. */
+  readonly resource: string;
+  /** The namespace cached; absent for all namespaces or cluster-scoped resources. */
+  readonly namespace: string | undefined;
+  /** Reads the cache. */
+  readonly lister: Lister<T>;
+
+  private readonly cache: IndexedStore<T>;
+  private readonly fifo: DeltaFIFO<T>;
+  private readonly reflector: Reflector<T>;
+  private readonly scheduler: ResyncScheduler;
+  private readonly logger: Logger;
+  private readonly tracer: Tracer;
+  private readonly metrics: InformerMetrics;
+  private readonly logFields: LogFields;
+  private readonly defaultResyncPeriodMs: number;
+  private readonly handlers = new Map<HandlerDelivery<T>, ResyncSchedule | undefined>();
+  private readonly stopController = new AbortController();
+  private handlerSeq = 0;
+  private state: "new" | "running" | "stopped" = "new";
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private syncSpan: Span | undefined;
+  private runDone: Promise<void> | undefined;
+
+  constructor(options: SharedIndexInformerOptions<T>) {
+    const lw = options.listerWatcher;
+    this.resource = lw.resource;
+    this.namespace = lw.namespace;
+    this.name = options.name ?? (lw.namespace ? `${lw.resource} in ${lw.namespace}` : lw.resource);
+    const clock = options.clock ?? new SystemClock();
+    this.logger = options.logger ?? silentLogger;
+    this.tracer = options.tracer ?? trace.getTracer("@tessera/informers");
+    const meter = options.meter ?? metrics.getMeter("@tessera/informers");
+    this.logFields = Object.freeze({
+      informer: this.name,
+      resource: this.resource,
+      ...(this.namespace ? { namespace: this.namespace } : {}),
+    });
+    this.defaultResyncPeriodMs = options.defaultResyncPeriodMs ?? 0;
+    this.scheduler =
+      options.resyncScheduler ??
+      new ResyncScheduler({
+        clock,
+        logger: this.logger,
+        ...(options.random ? { random: options.random } : {}),
+      });
+
+    const indexers: Indexers<T> = {
+      ...(options.namespaceIndex === false ? {} : { [NAMESPACE_INDEX]: indexByNamespace }),
+      ...options.indexers,
+    };
+    this.cache = new IndexedStore<T>({ indexers });
+    this.lister = new Lister(this.cache);
+    this.fifo = new DeltaFIFO<T>({ knownObjects: this.cache });
+    const fifo = this.fifo;
+    // The reflector writes into the FIFO; a replace can complete the sync without a single pop (an empty list).
+    const store: ReflectorStore<T> = {
+      add: (obj) => fifo.add(obj),
+      update: (obj) => fifo.update(obj),
+      delete: (obj) => fifo.delete(obj),
+      replace: (items, rv) => {
+        fifo.replace(items, rv);
+        this.checkSynced();
+      },
+    };
+    this.reflector = new Reflector<T>({
+      ...options.reflector,
+      listerWatcher: lw,
+      store,
+      name: this.name,
+      clock,
+      logger: this.logger,
+      meter,
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.tracer ? { tracer: options.tracer } : {}),
+      ...(options.transform ? { transform: options.transform } : {}),
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
+    this.metrics = new InformerMetrics(meter, this.name, this.resource, {
+      cachedObjects: () => this.cache.size,
+      handlerDepths: () => Array.from(this.handlers.keys(), (h) => [h.name, h.pending] as const),
+    });
+  }
+
+  /** True once the cache holds a complete snapshot and every change it queued has been handled. Stays true. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once {@link SharedIndexInformer.hasSynced} is true (never, if the informer is stopped first). */
+  whenSynced(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /** Whether {@link SharedIndexInformer.run} was called and has not ended. */
+  get isRunning(): boolean {
+    return this.state === "running";
+  }
+
+  /** Whether the informer ran and stopped; it cannot run again. */
+  get isStopped(): boolean {
+    return this.state === "stopped";
+  }
+
+  /** The resourceVersion the cache is at, `""` before the first sync. */
+  get lastSyncResourceVersion(): string {
+    return this.reflector.lastSyncResourceVersion;
+  }
+
+  /** The last failure of a list or watch, `undefined` if none yet. */
+  get lastError(): unknown {
+    return this.reflector.lastError;
+  }
+
+  /** The registered handlers. */
+  get handlerCount(): number {
+    return this.handlers.size;
+  }
+
+  /** The index functions, by name. */
+  getIndexers(): Indexers<T> {
+    return this.cache.getIndexers();
+  }
+
+  /** Adds index functions; cached objects are indexed at once. A name in use throws an `IndexerError`. */
+  addIndexers(indexers: Indexers<T>): void {
+    this.cache.addIndexers(indexers);
+  }
+
+  /**
+   * Registers `handler`. It is handed the objects cached right now as adds
+   * (`isInInitialList` true), then every change, in order, through a buffer
+   * of its own.
+   */
+  addEventHandler(handler: ResourceEventHandler<T>, options: EventHandlerOptions = {}): HandlerRegistration {
+    const name = options.name ?? `handler-${++this.handlerSeq}`;
+    const delivery: HandlerDelivery<T> = new HandlerDelivery<T>(name, handler, {
+      informer: this.name,
+      resource: this.resource,
+      informerSynced: () => this.synced,
+      onRemove: () => this.removeDelivery(delivery),
+      logger: this.logger,
+      metrics: this.metrics.forHandler(name),
+    });
+    const period = options.resyncPeriodMs ?? this.defaultResyncPeriodMs;
+    const schedule =
+      period > 0 && this.state !== "stopped"
+        ? this.scheduler.schedule(period, (keys) => this.resync(delivery, keys), `${this.name}/${name}`)
+        : undefined;
+    this.handlers.set(delivery, schedule);
+    for (const key of this.cache.listKeys()) {
+      const obj = this.cache.getByKey(key) as T;
+      delivery.push({ type: "add", object: obj, isInInitialList: true });
+      schedule?.track(key);
+    }
+    this.logger.debug("event handler added", {
+      ...this.logFields,
+      handler: name,
+      existing: this.cache.size,
+      resyncPeriodMs: period,
+    });
+    return delivery;
+  }
+
+  /** Removes a handler (the same as `registration.remove()`). */
+  removeEventHandler(registration: HandlerRegistration): void {
+    registration.remove();
+  }
+
+  /**
+   * Runs the reflector and the processing loop until `signal` aborts or
+   * {@link SharedIndexInformer.stop} is called; resolves once both stopped.
+   * Rejects only when the reflector does (its consistency check failed).
+   */
+  run(signal?: AbortSignal): Promise<void> {
+    if (this.state !== "new") {
+      throw new InformerStateError(
+        `informer ${this.name} ${this.state === "running" ? "is running" : "has stopped"}`,
+      );
+    }
+    this.state = "running";
+    this.runDone = this.runLoops(signal);
+    return this.runDone;
+  }
+
+  /** Stops the informer (if it runs) and resolves once it has stopped. The cache is kept. */
+  async stop(): Promise<void> {
+    this.stopController.abort(new Error(`informer ${this.name} stopped`));
+    if (this.state === "new") this.finish();
+    await this.runDone?.catch(() => undefined);
+  }
+
+  /**
+   * Stops the informer, removes every handler and empties the cache, so
+   * nothing it held is referenced any longer. For an informer nobody uses.
+   */
+  async dispose(): Promise<void> {
+    await this.stop();
+    for (const delivery of Array.from(this.handlers.keys())) delivery.remove();
+    this.cache.replace([], "");
+  }
+
+  private async runLoops(signal: AbortSignal | undefined): Promise<void> {
+    const failed = new AbortController();
+    const stop = AbortSignal.any([this.stopController.signal, failed.signal, ...(signal ? [signal] : [])]);
+    this.syncSpan = this.tracer.startSpan("informer.sync", {
+      attributes: { "tessera.informer": this.name, "k8s.resource": this.resource },
+    });
+    this.logger.info("informer starting", this.logFields);
+    let reflectorError: unknown;
+    const reflectorDone = this.reflector.run(stop).catch((err: unknown) => {
+      reflectorError = err;
+      failed.abort(err);
+    });
+    try {
+      await this.processLoop(stop);
+      await reflectorDone;
+    } finally {
+      this.finish();
+    }
+    if (reflectorError !== undefined) throw reflectorError;
+  }
+
+  private async processLoop(stop: AbortSignal): Promise<void> {
+    const process = (batch: DeltaBatch<T>): void => this.handleBatch(batch);
+    while (!stop.aborted) {
+      if (!(await this.fifo.pop(process, stop))) break;
+      if (!this.synced) this.checkSynced();
+    }
+  }
+
+  private finish(): void {
+    if (this.state === "stopped") return;
+    this.state = "stopped";
+    this.fifo.close();
+    for (const schedule of this.handlers.values()) schedule?.cancel();
+    this.metrics.close();
+    if (this.syncSpan) {
+      if (!this.synced) {
+        this.syncSpan.setStatus({ code: SpanStatusCode.ERROR, message: "stopped before the cache synced" });
+      }
+      this.syncSpan.end();
+      this.syncSpan = undefined;
+    }
+    this.logger.info("informer stopped", {
+      ...this.logFields,
+      synced: this.synced,
+      objects: this.cache.size,
+    });
+  }
+
+  /** Applies one key's deltas to the cache and notifies every handler. */
+  private handleBatch(batch: DeltaBatch<T>): void {
+    const key = batch.key;
+    for (const delta of batch.deltas) {
+      const old = this.cache.getByKey(key);
+      if (delta.type === "Deleted") {
+        if (old === undefined) continue; // never cached, so no handler saw it
+        this.cache.delete(delta.object);
+        for (const schedule of this.handlers.values()) schedule?.untrack(key);
+        this.distribute({ type: "delete", object: delta.object });
+        continue;
+      }
+      const obj = delta.object instanceof DeletedFinalStateUnknown ? (delta.object.obj as T) : delta.object;
+      if (old === undefined) {
+        this.cache.add(obj);
+        for (const schedule of this.handlers.values()) schedule?.track(key);
+        this.distribute({ type: "add", object: obj, isInInitialList: batch.isInInitialList });
+        continue;
+      }
+      // A relist re-delivers objects unchanged since: nothing happened to them.
+      if ((delta.type === "Replaced" || delta.type === "Sync") && sameVersion(old, obj)) continue;
+      this.cache.update(obj);
+      this.distribute({ type: "update", oldObject: old, newObject: obj, resync: false });
+    }
+  }
+
+  private distribute(notification: Notification<T>): void {
+    for (const delivery of this.handlers.keys()) delivery.push(notification);
+  }
+
+  private resync(delivery: HandlerDelivery<T>, keys: readonly string[]): void {
+    for (const key of keys) {
+      const obj = this.cache.getByKey(key);
+      if (obj !== undefined) delivery.push({ type: "update", oldObject: obj, newObject: obj, resync: true });
+    }
+  }
+
+  private removeDelivery(delivery: HandlerDelivery<T>): void {
+    const schedule = this.handlers.get(delivery);
+    schedule?.cancel();
+    this.handlers.delete(delivery);
+    this.logger.debug("event handler removed", { ...this.logFields, handler: delivery.name });
+  }
+
+  private checkSynced(): void {
+    if (this.synced || !this.fifo.hasSynced()) return;
+    this.synced = true;
+    this.syncSpan?.setAttribute("tessera.items", this.cache.size);
+    this.syncSpan?.end();
+    this.syncSpan = undefined;
+    this.logger.info("informer synced", {
+      ...this.logFields,
+      objects: this.cache.size,
+      resourceVersion: this.reflector.lastSyncResourceVersion,
+    });
+    const waiters = this.syncWaiters;
+    this.syncWaiters = [];
+    for (const w of waiters) w();
+    for (const delivery of this.handlers.keys()) delivery.checkSynced();
+  }
+}
+
+function sameVersion(a: KubeObject, b: KubeObject): boolean {
+  const rv = a.metadata?.resourceVersion;
+  return rv !== undefined && rv === b.metadata?.resourceVersion;
+}

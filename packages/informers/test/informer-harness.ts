@@ -1,0 +1,81 @@
+import { FakeClock, type KubeObject, type LogFields, type Logger } from "@tessera/reflector";
+import { SharedIndexInformer, type SharedIndexInformerOptions } from "../src/index.js";
+import { MemoryListerWatcher } from "./memory-lister-watcher.js";
+
+/** A small object of the in-memory collection. */
+export interface Widget extends KubeObject {
+  metadata: {
+    name: string;
+    namespace?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    managedFields?: unknown[];
+  };
+  spec?: { size: number };
+}
+
+export function widget(
+  name: string,
+  namespace = "default",
+  size = 0,
+  labels?: Record<string, string>,
+): Widget {
+  return {
+    apiVersion: "test.example/v1",
+    kind: "Widget",
+    metadata: { name, namespace, labels },
+    spec: { size },
+  };
+}
+
+/** Lets every chain that needs no real time settle, up to `turns` event-loop turns, until `done()` holds. */
+export async function settle(done: () => boolean = () => false, turns = 2_000): Promise<void> {
+  for (let i = 0; i < turns && !done(); i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** A logger that keeps what it is given. */
+export class MemoryLogger implements Logger {
+  readonly lines: { level: string; message: string; fields?: LogFields }[] = [];
+  debug(message: string, fields?: LogFields): void {
+    this.lines.push({ level: "debug", message, fields });
+  }
+  info(message: string, fields?: LogFields): void {
+    this.lines.push({ level: "info", message, fields });
+  }
+  warn(message: string, fields?: LogFields): void {
+    this.lines.push({ level: "warn", message, fields });
+  }
+  error(message: string, fields?: LogFields): void {
+    this.lines.push({ level: "error", message, fields });
+  }
+}
+
+/** An informer over a {@link MemoryListerWatcher} on a fake clock, started by {@link InformerHarness.start}. */
+export class InformerHarness {
+  readonly clock = new FakeClock();
+  readonly lw = new MemoryListerWatcher<Widget>();
+  readonly logger = new MemoryLogger();
+  readonly stop = new AbortController();
+  readonly informer: SharedIndexInformer<Widget>;
+  done: Promise<void> | undefined;
+
+  constructor(options: Partial<SharedIndexInformerOptions<Widget>> = {}) {
+    this.informer = new SharedIndexInformer<Widget>({
+      listerWatcher: this.lw,
+      clock: this.clock,
+      logger: this.logger,
+      reflector: { useWatchList: true, env: {} },
+      ...options,
+    });
+  }
+
+  async start(): Promise<void> {
+    this.done = this.informer.run(this.stop.signal);
+    await settle(() => this.informer.hasSynced());
+  }
+
+  async shutdown(): Promise<void> {
+    this.stop.abort();
+    await this.done;
+  }
+}
