@@ -1,61 +1,59 @@
+import type { ItemState } from "./item-state.js";
 import { NORMAL_PRIORITY } from "./priority.js";
 import { RingBuffer } from "./ring-buffer.js";
 
-/** One pending hand-out of an item: what the dirty set of a work queue holds. */
-export interface PendingEntry<T> {
-  readonly item: T;
-  priority: number;
-  /** Clock reading when the item became dirty (for the queue-duration metric). */
-  readonly addedAt: number;
-  /** False once the entry was superseded by a higher-priority copy; dead entries are skipped. */
-  live: boolean;
-}
-
 interface Level<T> {
   readonly priority: number;
-  readonly entries: RingBuffer<PendingEntry<T>>;
+  readonly states: RingBuffer<ItemState<T>>;
 }
 
 /**
  * The ready items of a work queue: one FIFO per priority, highest priority
- * first. Raising an entry's priority marks the old copy dead and pushes a new
- * one, so every operation stays O(1) amortised (plus the handful of distinct
- * priorities). Internal to the package.
+ * first. Raising a queued item's priority pushes it onto the higher level and
+ * notes the copy left behind in `stale`; since a FIFO hands out older copies
+ * first, the copy skipped at that level is always the superseded one. Every
+ * operation is O(1) amortised, plus the handful of distinct priorities.
+ * Internal to the package.
  */
 export class PriorityFifo<T> {
   /** Sorted by priority, highest first; in practice one or two levels. */
   private readonly levels: Level<T>[] = [];
   private liveCount = 0;
+  private normal: Level<T> | undefined;
 
-  /** Live entries waiting. */
+  /** Items waiting. */
   get length(): number {
     return this.liveCount;
   }
 
-  push(entry: PendingEntry<T>): void {
-    this.level(entry.priority).entries.push(entry);
+  /** Appends `state` at the level of its priority. */
+  push(state: ItemState<T>): void {
+    const level =
+      state.priority === NORMAL_PRIORITY
+        ? (this.normal ??= this.level(NORMAL_PRIORITY))
+        : this.level(state.priority);
+    level.states.push(state);
     this.liveCount++;
   }
 
-  /** Moves a waiting live entry to a higher priority; returns the entry that replaces it. */
-  raise(entry: PendingEntry<T>, priority: number): PendingEntry<T> {
-    entry.live = false;
+  /** Moves a waiting `state` to the end of the higher level `priority`. */
+  raise(state: ItemState<T>, priority: number): void {
+    (state.stale ??= []).push(state.priority);
+    state.priority = priority;
     this.liveCount--;
-    const next: PendingEntry<T> = { item: entry.item, priority, addedAt: entry.addedAt, live: true };
-    this.push(next);
-    return next;
+    this.push(state);
   }
 
-  /** Removes and returns the oldest live entry of the highest priority. */
-  shift(): PendingEntry<T> | undefined {
+  /** Removes and returns the oldest item of the highest priority. */
+  shift(): ItemState<T> | undefined {
     if (this.liveCount === 0) return undefined;
     const levels = this.levels;
     for (let i = 0; i < levels.length; i++) {
       const level = levels[i] as Level<T>;
-      for (let entry = level.entries.shift(); entry; entry = level.entries.shift()) {
-        if (!entry.live) continue;
+      for (let state = level.states.shift(); state !== undefined; state = level.states.shift()) {
+        if (state.stale !== undefined && this.consumeStale(state, level.priority)) continue;
         this.liveCount--;
-        return entry;
+        return state;
       }
       // Keep the default level (it empties and refills all the time); drop drained others.
       if (level.priority !== NORMAL_PRIORITY) levels.splice(i--, 1);
@@ -63,10 +61,13 @@ export class PriorityFifo<T> {
     return undefined;
   }
 
-  /** Removes every entry. */
-  clear(): void {
-    for (const level of this.levels) level.entries.clear();
-    this.liveCount = 0;
+  private consumeStale(state: ItemState<T>, priority: number): boolean {
+    const stale = state.stale as number[];
+    const at = stale.indexOf(priority);
+    if (at < 0) return false;
+    stale.splice(at, 1);
+    if (stale.length === 0) state.stale = undefined;
+    return true;
   }
 
   private level(priority: number): Level<T> {
@@ -77,7 +78,7 @@ export class PriorityFifo<T> {
       if (level.priority === priority) return level;
       if (level.priority < priority) break;
     }
-    const level: Level<T> = { priority, entries: new RingBuffer<PendingEntry<T>>() };
+    const level: Level<T> = { priority, states: new RingBuffer<ItemState<T>>() };
     levels.splice(i, 0, level);
     return level;
   }

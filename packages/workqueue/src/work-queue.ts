@@ -5,10 +5,14 @@ import { DelayBuckets } from "./delay-buckets.js";
 import { describeItem } from "./describe-item.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { NORMAL_PRIORITY, type AddOptions } from "./priority.js";
-import { PriorityFifo, type PendingEntry } from "./priority-fifo.js";
+import type { ItemState } from "./item-state.js";
+import { PriorityFifo } from "./priority-fifo.js";
 import { QueueMetrics } from "./queue-metrics.js";
 import type { RateLimiter } from "./rate-limiter.js";
 import { RingBuffer } from "./ring-buffer.js";
+
+/** Idle item states are swept after at least this many items became idle (or twice the number tracked, if more). */
+const MIN_SWEEP_INTERVAL = 4_096;
 
 /** Options for a {@link WorkQueue}. */
 export interface WorkQueueOptions<T> {
@@ -85,10 +89,13 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   private readonly logger: Logger;
   private readonly metrics: QueueMetrics | undefined;
   private readonly ready = new PriorityFifo<T>();
-  /** Items that must be handed out (again): the ready ones and those re-added while processing. */
-  private readonly dirty = new Map<T, PendingEntry<T>>();
-  /** Items handed out and not yet done, with the clock reading of the hand-out (0 without metrics). */
-  private readonly processing = new Map<T, number>();
+  /** Every item queued, being processed, or both, and recently idle ones; one lookup per operation. */
+  private readonly states = new Map<T, ItemState<T>>();
+  private dirtyCount = 0;
+  private processingCount = 0;
+  /** Items that became idle since the last sweep of idle states, and when the next sweep is due. */
+  private idledSinceSweep = 0;
+  private sweepEvery = MIN_SWEEP_INTERVAL;
   private readonly waiters = new RingBuffer<(item: T | undefined) => void>();
   private readonly delayed: DelayBuckets<T>;
   private drainWaiters: (() => void)[] = [];
@@ -106,8 +113,8 @@ export class WorkQueue<T extends NonNullable<unknown>> {
       options.meter === undefined
         ? undefined
         : new QueueMetrics(options.meter, this.name, {
-            depth: () => this.dirty.size,
-            processingSince: () => this.processing.values(),
+            depth: () => this.dirtyCount,
+            processingSince: () => this.processingSince(),
             now: () => this.clock.now(),
           });
   }
@@ -142,7 +149,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
       return;
     }
     // Already queued (or re-queued for after its processing): that is sooner than any delay.
-    if (this.dirty.has(item)) return;
+    if (this.states.get(item)?.dirty === true) return;
     this.delayed.schedule(item, delayMs, priority);
   }
 
@@ -169,16 +176,16 @@ export class WorkQueue<T extends NonNullable<unknown>> {
    * Waiting callers are served in call order.
    */
   get(): Promise<T | undefined> {
-    const entry = this.ready.shift();
-    if (entry !== undefined) return Promise.resolve(this.handOut(entry));
+    const state = this.ready.shift();
+    if (state !== undefined) return Promise.resolve(this.handOut(state));
     if (this.closed) return Promise.resolve(undefined);
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   /** Like {@link WorkQueue.get} without waiting: the next ready item, or `undefined` if none is ready. */
   tryGet(): T | undefined {
-    const entry = this.ready.shift();
-    return entry === undefined ? undefined : this.handOut(entry);
+    const state = this.ready.shift();
+    return state === undefined ? undefined : this.handOut(state);
   }
 
   /**
@@ -186,8 +193,8 @@ export class WorkQueue<T extends NonNullable<unknown>> {
    * A `done` for an item that is not being processed is ignored (and counted).
    */
   done(item: T): void {
-    const since = this.processing.get(item);
-    if (since === undefined) {
+    const state = this.states.get(item);
+    if (state === undefined || !state.processing) {
       this.ignoredDones++;
       this.logger.debug("workqueue: done for an item that is not being processed; ignored", {
         queue: this.name,
@@ -195,10 +202,11 @@ export class WorkQueue<T extends NonNullable<unknown>> {
       });
       return;
     }
-    this.processing.delete(item);
-    if (this.metrics !== undefined) this.metrics.finished(this.clock.now() - since);
-    const entry = this.dirty.get(item);
-    if (entry !== undefined) this.makeReady(entry);
+    state.processing = false;
+    this.processingCount--;
+    if (this.metrics !== undefined) this.metrics.finished(this.clock.now() - state.since);
+    if (state.dirty) this.makeReady(state);
+    else this.becameIdle(state);
     if (this.closed) this.settleDrain();
   }
 
@@ -216,8 +224,8 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   stats(): WorkQueueStats {
     return {
       ready: this.ready.length,
-      processing: this.processing.size,
-      depth: this.dirty.size,
+      processing: this.processingCount,
+      depth: this.dirtyCount,
       delayed: this.delayed.size,
       droppedAfterShutdown: this.dropped,
       ignoredDone: this.ignoredDones,
@@ -257,7 +265,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     this.logger.info("workqueue: shutting down", {
       queue: this.name,
       ready: this.ready.length,
-      processing: this.processing.size,
+      processing: this.processingCount,
       droppedDelayed: delayed,
     });
     for (let waiter = this.waiters.shift(); waiter; waiter = this.waiters.shift()) waiter(undefined);
@@ -265,46 +273,78 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   }
 
   private enqueue(item: T, priority: number): void {
-    const existing = this.dirty.get(item);
-    if (existing !== undefined) {
-      if (priority > existing.priority) {
-        if (this.processing.has(item)) existing.priority = priority;
-        else this.dirty.set(item, this.ready.raise(existing, priority));
+    let state = this.states.get(item);
+    if (state === undefined) {
+      state = {
+        item,
+        dirty: true,
+        processing: false,
+        priority,
+        addedAt: this.metrics === undefined ? 0 : this.clock.now(),
+        since: 0,
+        recent: false,
+        stale: undefined,
+      };
+      this.states.set(item, state);
+    } else if (state.dirty) {
+      if (priority > state.priority) {
+        if (state.processing) state.priority = priority;
+        else this.ready.raise(state, priority);
       }
       return;
-    }
-    const entry: PendingEntry<T> = {
-      item,
-      priority,
-      addedAt: this.metrics === undefined ? 0 : this.clock.now(),
-      live: true,
-    };
-    this.dirty.set(item, entry);
-    this.metrics?.added();
-    if (!this.processing.has(item)) this.makeReady(entry);
-  }
-
-  private makeReady(entry: PendingEntry<T>): void {
-    const waiter = this.waiters.shift();
-    if (waiter === undefined) this.ready.push(entry);
-    else waiter(this.handOut(entry));
-  }
-
-  private handOut(entry: PendingEntry<T>): T {
-    const item = entry.item;
-    this.dirty.delete(item);
-    if (this.metrics === undefined) {
-      this.processing.set(item, 0);
     } else {
-      const now = this.clock.now();
-      this.processing.set(item, now);
-      this.metrics.handedOut(now - entry.addedAt);
+      state.dirty = true;
+      state.priority = priority;
+      if (this.metrics !== undefined) state.addedAt = this.clock.now();
     }
-    return item;
+    this.dirtyCount++;
+    this.metrics?.added();
+    if (!state.processing) this.makeReady(state);
+  }
+
+  private makeReady(state: ItemState<T>): void {
+    if (this.waiters.length === 0) this.ready.push(state);
+    else (this.waiters.shift() as (item: T | undefined) => void)(this.handOut(state));
+  }
+
+  private handOut(state: ItemState<T>): T {
+    state.dirty = false;
+    state.processing = true;
+    this.dirtyCount--;
+    this.processingCount++;
+    if (this.metrics !== undefined) {
+      const now = this.clock.now();
+      state.since = now;
+      this.metrics.handedOut(now - state.addedAt);
+    }
+    return state.item;
+  }
+
+  /**
+   * Keeps the state of an item that was just done for reuse. Every
+   * `sweepEvery` idlings, states idle since before the previous sweep are
+   * dropped: amortised O(1), and only recently used items are remembered.
+   */
+  private becameIdle(state: ItemState<T>): void {
+    state.recent = true;
+    if (++this.idledSinceSweep < this.sweepEvery) return;
+    for (const [item, s] of this.states) {
+      if (s.dirty || s.processing) continue;
+      if (s.recent) s.recent = false;
+      else this.states.delete(item);
+    }
+    this.idledSinceSweep = 0;
+    // Twice the number tracked: an item that keeps coming back at any pace the
+    // queue can see twice between sweeps is never dropped and re-created.
+    this.sweepEvery = Math.max(MIN_SWEEP_INTERVAL, 2 * this.states.size);
+  }
+
+  private *processingSince(): Iterable<number> {
+    for (const state of this.states.values()) if (state.processing) yield state.since;
   }
 
   private isDrained(): boolean {
-    return this.processing.size === 0 && this.ready.length === 0;
+    return this.processingCount === 0 && this.ready.length === 0;
   }
 
   private settleDrain(): void {
