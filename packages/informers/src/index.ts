@@ -15,3 +15,14 @@ export type { LabelMatch } from "./label-match.js";
 export { indexByLabel, indexByOwnerUid, indexByControllerUid } from "./index-funcs.js";
 export { stripManagedFields, stripLastAppliedConfiguration, composeTransforms } from "./transforms.js";
 export type { Transform } from "./transforms.js";
+export { SharedInformerFactory, FactoryShutDownError } from "./shared-informer-factory.js";
+export type {
+  SharedInformerFactoryOptions,
+  InformerOptions,
+  ListerWatcherRequest,
+} from "./shared-informer-factory.js";
+export { CacheSyncError } from "./cache-sync-error.js";
+export type { UnsyncedInformer } from "./cache-sync-error.js";
+export { MetadataListerWatcher } from "./metadata-lister-watcher.js";
+export { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from "./partial-object-metadata.js";
+export type { PartialObjectMetadata, PartialObjectMeta } from "./partial-object-metadata.js";

@@ -1,0 +1,38 @@
+import type { KubeObject, ObjectMeta } from "@tessera/reflector";
+
+/** The metadata the server sends in a `PartialObjectMetadata` (plain JSON: timestamps are strings). */
+export interface PartialObjectMeta extends ObjectMeta {
+  generateName?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  finalizers?: string[];
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }[];
+  managedFields?: unknown[];
+}
+
+/**
+ * An object with its metadata only (`meta.k8s.io/v1` `PartialObjectMetadata`):
+ * what a metadata-only informer caches. No `spec`, `status` or `data`.
+ */
+export interface PartialObjectMetadata extends KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: PartialObjectMeta;
+}
+
+/** The Accept header of a LIST that asks for `PartialObjectMetadataList` (JSON as the fallback). */
+export const METADATA_LIST_ACCEPT =
+  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/** The Accept header of a WATCH whose events carry `PartialObjectMetadata` (JSON as the fallback). */
+export const METADATA_WATCH_ACCEPT =
+  "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";

@@ -1,0 +1,266 @@
+import { strict as assert } from "node:assert";
+import {
+  ApiStatusError,
+  FakeClock,
+  IndexerError,
+  type KubeObject,
+  type ListerWatcher,
+  type ResourceDescriptor,
+} from "@tessera/reflector";
+import {
+  CacheSyncError,
+  FactoryShutDownError,
+  indexByLabel,
+  SharedInformerFactory,
+  stripManagedFields,
+  type ListerWatcherRequest,
+} from "../src/index.js";
+import { settle, widget, type Widget } from "./informer-harness.js";
+import { MemoryListerWatcher } from "./memory-lister-watcher.js";
+import { ReplicaHandler } from "./replica.js";
+
+const widgets: ResourceDescriptor = {
+  group: "test.example",
+  version: "v1",
+  plural: "widgets",
+  namespaced: true,
+};
+const gadgets: ResourceDescriptor = {
+  group: "test.example",
+  version: "v1",
+  plural: "gadgets",
+  namespaced: false,
+};
+const missing: ResourceDescriptor = {
+  group: "nope.example",
+  version: "v1",
+  plural: "ghosts",
+  namespaced: true,
+};
+
+/** A resource the server does not serve: every list and watch fails with 404. */
+class NotFoundListerWatcher implements ListerWatcher {
+  constructor(readonly resource: string) {}
+  list(): Promise<never> {
+    return Promise.reject(this.notFound("list"));
+  }
+  watch(): Promise<never> {
+    return Promise.reject(this.notFound("watch"));
+  }
+  private notFound(verb: "list" | "watch"): ApiStatusError {
+    return new ApiStatusError(
+      { resource: this.resource, verb },
+      404,
+      "NotFound",
+      "the server could not find the requested resource",
+      undefined,
+      "response",
+    );
+  }
+}
+
+class Fixture {
+  readonly clock = new FakeClock();
+  readonly requests: ListerWatcherRequest[] = [];
+  readonly collections = new Map<string, MemoryListerWatcher<Widget>>();
+  readonly factory: SharedInformerFactory;
+
+  constructor(defaults: { namespace?: string; transform?: (o: KubeObject) => KubeObject } = {}) {
+    this.factory = new SharedInformerFactory({
+      listerWatcherFor: (request) => {
+        this.requests.push(request);
+        const name = `${request.resource.plural}.${request.resource.group}`;
+        if (request.resource.group === "nope.example") return new NotFoundListerWatcher(name);
+        let lw = this.collections.get(name);
+        if (!lw) {
+          lw = new MemoryListerWatcher<Widget>(name);
+          this.collections.set(name, lw);
+        }
+        return lw as unknown as ListerWatcher;
+      },
+      clock: this.clock,
+      reflector: { useWatchList: true, env: {} },
+      ...defaults,
+    });
+  }
+
+  collection(resource: ResourceDescriptor): MemoryListerWatcher<Widget> {
+    return this.collections.get(`${resource.plural}.${resource.group}`) as MemoryListerWatcher<Widget>;
+  }
+}
+
+describe("SharedInformerFactory", () => {
+  let f: Fixture | undefined;
+  afterEach(async () => {
+    await f?.factory.shutdown();
+    f = undefined;
+  });
+
+  it("returns the same informer for the same resource and options, and another for other options", () => {
+    f = new Fixture({ namespace: "team-a" });
+    const a = f.factory.informerFor<Widget>(widgets);
+    assert.equal(f.factory.informerFor<Widget>(widgets), a);
+    assert.equal(
+      f.factory.informerFor<Widget>(widgets, { namespace: "team-a" }),
+      a,
+      "the default spelled out",
+    );
+    const others = [
+      f.factory.informerFor(widgets, { namespace: "" }),
+      f.factory.informerFor(widgets, { namespace: "team-b" }),
+      f.factory.informerFor(widgets, { labelSelector: "app=web" }),
+      f.factory.informerFor(widgets, { fieldSelector: "metadata.name=x" }),
+      f.factory.informerFor(widgets, { metadataOnly: true }),
+      f.factory.informerFor(widgets, { transform: stripManagedFields }),
+    ];
+    assert.equal(new Set([a, ...others]).size, 7);
+    assert.equal(f.factory.informerFor(widgets, { transform: stripManagedFields }), others[5]);
+    assert.equal(f.factory.metadataInformerFor(widgets), others[4]);
+    assert.equal(f.factory.informers.length, 7);
+    assert.equal(a.namespace, undefined, "the lister-watcher decides the namespace; the request carries it");
+    assert.deepEqual(
+      f.requests.map((r) => [
+        r.namespace ?? "",
+        r.labelSelector ?? "",
+        r.fieldSelector ?? "",
+        r.metadataOnly,
+      ]),
+      [
+        ["team-a", "", "", false],
+        ["", "", "", false],
+        ["team-b", "", "", false],
+        ["team-a", "app=web", "", false],
+        ["team-a", "", "metadata.name=x", false],
+        ["team-a", "", "", true],
+        ["team-a", "", "", false],
+      ],
+    );
+    // A cluster-scoped resource ignores the default namespace.
+    f.factory.informerFor(gadgets);
+    assert.equal(f.requests.at(-1)?.namespace, undefined);
+  });
+
+  it("applies the factory's default transform unless an informer opts out", async () => {
+    f = new Fixture({ transform: stripManagedFields });
+    const stripped = f.factory.informerFor<Widget>(widgets);
+    const full = f.factory.informerFor<Widget>(widgets, { transform: null });
+    assert.notEqual(stripped, full);
+    f.factory.start();
+    const lw = f.collection(widgets);
+    lw.put({
+      ...widget("w"),
+      metadata: { ...widget("w").metadata, managedFields: [{ manager: "kubectl" }] },
+    });
+    await f.factory.waitForCacheSync();
+    await settle(() => stripped.lister.size === 1 && full.lister.size === 1);
+    assert.equal(stripped.lister.get("w", "default")?.metadata.managedFields, undefined);
+    assert.deepEqual(full.lister.get("w", "default")?.metadata.managedFields, [{ manager: "kubectl" }]);
+  });
+
+  it("starts every informer, starts those made later at once, and waits for all to sync", async () => {
+    f = new Fixture();
+    const first = f.factory.informerFor<Widget>(widgets);
+    assert.equal(first.isRunning, false);
+    f.factory.start();
+    assert.equal(first.isRunning, true);
+    const later = f.factory.informerFor<Widget>(gadgets);
+    assert.equal(later.isRunning, true);
+    await f.factory.waitForCacheSync(undefined, 10_000);
+    assert.ok(first.hasSynced() && later.hasSynced());
+  });
+
+  it("fails waitForCacheSync with an error naming the resource that does not exist, and the others keep working", async () => {
+    f = new Fixture();
+    const good = f.factory.informerFor<Widget>(widgets);
+    const ghost = f.factory.informerFor(missing, { namespace: "ns-1" });
+    const replica = new ReplicaHandler<Widget>();
+    good.addEventHandler(replica);
+    f.factory.start();
+    const wait = f.factory.waitForCacheSync(undefined, 5_000);
+    const outcome = wait.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    for (let i = 0; i < 60; i++) await f.clock.advance(100);
+    const err = await outcome;
+    assert.ok(err instanceof CacheSyncError, `rejected with ${String(err)}`);
+    assert.equal(err.reason, "timeout");
+    assert.deepEqual(
+      err.unsynced.map((u) => u.resource),
+      ["ghosts.nope.example"],
+    );
+    assert.match(err.message, /ghosts\.nope\.example/);
+    assert.match(err.message, /404 NotFound/);
+    assert.equal(ghost.hasSynced(), false);
+    assert.equal(good.hasSynced(), true);
+    f.collection(widgets).put(widget("still-works"));
+    await settle(() => replica.objects.size === 1);
+    assert.equal(good.lister.get("still-works", "default")?.metadata.name, "still-works");
+  });
+
+  it("rejects waitForCacheSync when its signal aborts, naming what had not synced", async () => {
+    f = new Fixture();
+    f.factory.informerFor(missing);
+    f.factory.start();
+    const stop = new AbortController();
+    const wait = f.factory.waitForCacheSync(stop.signal);
+    stop.abort(new Error("manager stopping"));
+    await assert.rejects(wait, (err: unknown) => err instanceof CacheSyncError && err.reason === "aborted");
+  });
+
+  it("stops the watch and frees the cache of an informer once its last user releases it", async () => {
+    f = new Fixture();
+    const a = f.factory.informerFor<Widget>(widgets);
+    const b = f.factory.informerFor<Widget>(widgets);
+    assert.equal(a, b);
+    f.factory.start();
+    const lw = f.collection(widgets);
+    for (let i = 0; i < 10; i++) lw.put(widget(`w-${i}`));
+    await f.factory.waitForCacheSync();
+    await settle(() => a.lister.size === 10);
+    assert.equal(lw.openWatches, 1);
+    await f.factory.release(a);
+    assert.equal(lw.openWatches, 1, "still used once");
+    assert.equal(a.isRunning, true);
+    await f.factory.release(b);
+    assert.equal(lw.openWatches, 0, "the watch stopped");
+    assert.equal(a.isStopped, true);
+    assert.equal(a.lister.size, 0, "the cache was emptied");
+    assert.equal(a.handlerCount, 0);
+    assert.equal(f.factory.informers.length, 0);
+    const again = f.factory.informerFor<Widget>(widgets);
+    assert.notEqual(again, a, "a new informer after the release");
+    await f.factory.waitForCacheSync();
+    await settle(() => again.lister.size === 10);
+    assert.equal(again.lister.size, 10);
+  });
+
+  it("adds the indexers a later caller needs to the shared informer", () => {
+    f = new Fixture();
+    const byApp = indexByLabel<Widget>("app");
+    const informer = f.factory.informerFor<Widget>(widgets, { indexers: { app: byApp } });
+    f.factory.informerFor<Widget>(widgets, { indexers: { app: byApp, tier: indexByLabel("tier") } });
+    assert.deepEqual(Object.keys(informer.getIndexers()).sort(), ["app", "namespace", "tier"]);
+    assert.throws(
+      () => f?.factory.informerFor<Widget>(widgets, { indexers: { app: indexByLabel("other") } }),
+      IndexerError,
+    );
+  });
+
+  it("stops everything on shutdown and refuses to be used after", async () => {
+    f = new Fixture();
+    const a = f.factory.informerFor(widgets);
+    const b = f.factory.informerFor(gadgets);
+    f.factory.start();
+    await f.factory.waitForCacheSync();
+    await f.factory.shutdown();
+    assert.ok(a.isStopped && b.isStopped);
+    assert.equal(f.collection(widgets).openWatches + f.collection(gadgets).openWatches, 0);
+    assert.throws(() => f?.factory.informerFor(widgets), FactoryShutDownError);
+    assert.throws(() => f?.factory.start(), FactoryShutDownError);
+  });
+
+  it("needs a kubeConfig or a listerWatcherFor", () => {
+    assert.throws(() => new SharedInformerFactory({}), TypeError);
+  });
+});
