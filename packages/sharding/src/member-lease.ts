@@ -9,7 +9,7 @@ import {
   type Timer,
 } from "@tessera/leader-election";
 import { RING_LABEL } from "./assignment-store.js";
-import type { LeaseClient } from "./lease-client.js";
+import { LeaseError, type LeaseClient } from "./lease-client.js";
 
 /** The annotation on a member Lease that carries the last epoch the member applied. */
 export const ACKNOWLEDGED_EPOCH_ANNOTATION = "sharding.tessera.dev/acknowledged-epoch";
@@ -143,9 +143,17 @@ export class MemberLease {
     }
     await this.writing.catch(() => undefined);
     if (!this.lease) return;
+    const handBack = (lease: V1Lease) =>
+      this.client.replace({ ...lease, spec: { ...lease.spec, holderIdentity: "" } });
     try {
-      const spec = { ...this.lease.spec, holderIdentity: "" };
-      this.lease = await this.client.replace({ ...this.lease, spec });
+      try {
+        this.lease = await handBack(this.lease);
+      } catch (err) {
+        if (!(err instanceof LeaseError && err.isConflict)) throw err;
+        const fresh = await this.client.get(this.name);
+        if (!fresh || fresh.spec?.holderIdentity !== this.identity) return;
+        this.lease = await handBack(fresh);
+      }
       this.logger.info("member lease released", { lease: this.describe() });
     } catch (err) {
       this.logger.warn("could not release the member lease; it will expire", {
@@ -170,15 +178,15 @@ export class MemberLease {
       try {
         written = await this.client.replace(body);
       } catch (err) {
-        if (!(err as { isConflict?: boolean }).isConflict) throw err;
+        if (!(err instanceof LeaseError && err.isConflict)) throw err;
         // someone else wrote the Lease: re-read and write over it, it is ours
         const fresh = await this.client.get(this.name);
         written = fresh
           ? await this.client.replace(this.body(fresh, { renewTime: this.clock.wallTime() }))
           : await this.client.create(this.body(undefined, { renewTime: this.clock.wallTime() }));
       }
+      this.lease = written; // even when fenced meanwhile: release() must quote the latest version
       if (this.fence.aborted) return;
-      this.lease = written;
       this.lastSuccessStart = Math.max(this.lastSuccessStart, sent);
       this.armDeadline();
     } catch (err) {

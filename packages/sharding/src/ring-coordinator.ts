@@ -32,7 +32,12 @@ export interface RingCoordinatorOptions {
   pollIntervalMs?: number;
   /** Wait past a member Lease's duration before its slots move; default 2 000 ms. */
   expiryMarginMs?: number;
-  /** Durations of the coordinator election (client-go defaults when omitted). */
+  /**
+   * Durations of the coordinator election: client-go's lease 15 s and renew
+   * deadline 10 s, but a 1 s retry period by default, so that a candidate
+   * notices a dead coordinator's last renewal sooner and takes over closer
+   * to the lease's expiry.
+   */
   election?: Partial<LeaderElectionDurations>;
   /** Where member Leases are read; default the namespace's Leases through `kubeConfig`. */
   leases?: LeaseClient;
@@ -86,6 +91,7 @@ export class RingCoordinator {
     this.tracker = new MemberTracker(this.clock, this.marginMs);
     this.memberSelector = `${RING_LABEL}=${options.ring}`;
     this.elector = new LeaderElector({
+      retryPeriodMs: 1_000,
       ...options.election,
       lock: new LeaseLock({
         kubeConfig: options.kubeConfig,

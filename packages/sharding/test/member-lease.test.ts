@@ -99,6 +99,23 @@ describe("MemberLease", () => {
     assert.deepEqual(tracker.liveMembers(), []);
   });
 
+  it("hands the Lease back even when a renewal was in flight or someone else wrote it", async () => {
+    const { clock, client, lease } = setup();
+    await lease.start();
+    client.hang();
+    await clock.advance(2_000); // a renewal is now in flight
+    const released = lease.release();
+    client.unhang();
+    await released;
+    assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "");
+
+    const other = setup();
+    await other.lease.start();
+    other.client.store(other.client.leases.get("web-pod-a")!); // a foreign write bumps the version
+    await other.lease.release();
+    assert.equal(other.client.leases.get("web-pod-a")!.spec?.holderIdentity, "");
+  });
+
   it("takes over its own Lease left by an earlier process", async () => {
     const { client, lease } = setup();
     client.store({
