@@ -3,8 +3,8 @@ export type { WorkQueueOptions, WorkQueueStats } from "./work-queue.js";
 export { NORMAL_PRIORITY, LOW_PRIORITY } from "./priority.js";
 export type { AddOptions } from "./priority.js";
 export { WorkerPool } from "./worker-pool.js";
+export type { WorkContext } from "./in-flight-work.js";
 export type {
-  WorkContext,
   WorkResult,
   WorkHandler,
   WorkerPoolOptions,

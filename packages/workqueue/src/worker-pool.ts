@@ -1,17 +1,10 @@
 import PQueue from "p-queue";
 import { SystemClock, type Clock } from "./clock.js";
 import { describeItem } from "./describe-item.js";
+import { InFlightWork, type WorkContext } from "./in-flight-work.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 import type { WorkQueue } from "./work-queue.js";
-
-/** What a handler gets besides the item. */
-export interface WorkContext {
-  /** Aborts when the item's timeout passes or the pool's stop deadline does; pass it on to I/O. */
-  readonly signal: AbortSignal;
-  /** How many times the item has been requeued with rate limiting since it last succeeded. */
-  readonly attempt: number;
-}
 
 /** What a handler may return to ask for the item to come back. */
 export interface WorkResult {
@@ -62,11 +55,6 @@ export interface WorkerPoolStopResult<T> {
   abandoned: T[];
 }
 
-interface InFlight {
-  readonly controller: AbortController;
-  readonly settled: Promise<void>;
-}
-
 type Outcome = { ok: true; result: WorkResult | void } | { ok: false; error: unknown };
 
 /**
@@ -98,7 +86,7 @@ export class WorkerPool<T extends NonNullable<unknown>> {
   private readonly logger: Logger;
   private readonly onError: ((error: WorkItemError<T>) => void) | undefined;
   private readonly slots: PQueue;
-  private readonly inFlightItems = new Map<T, InFlight>();
+  private readonly inFlightItems = new Map<T, InFlightWork>();
   private state: "new" | "running" | "stopping" | "stopped" = "new";
   private pumping: Promise<void> = Promise.resolve();
   private wakePump: (() => void) | undefined;
@@ -124,6 +112,8 @@ export class WorkerPool<T extends NonNullable<unknown>> {
     this.logger = options.logger ?? silentLogger;
     this.onError = options.onError;
     this.slots = new PQueue({ concurrency });
+    // One listener for the pool's life: a slot was freed (a task finished or timed out).
+    this.slots.addEventListener("next", () => this.wakePump?.());
   }
 
   /** How many items are being processed now (those past their timeout included). */
@@ -173,8 +163,8 @@ export class WorkerPool<T extends NonNullable<unknown>> {
       timer?.cancel();
       if (!drained) {
         const abandoned = [...this.inFlightItems.keys()];
-        for (const [item, flight] of this.inFlightItems) {
-          flight.controller.abort(new WorkerPoolStoppedError(this.queue.name, item, deadlineMs));
+        for (const [item, work] of this.inFlightItems) {
+          work.abort(new WorkerPoolStoppedError(this.queue.name, item, deadlineMs));
         }
         this.logger.warn("workqueue: worker pool stop deadline passed; abandoning items in flight", {
           queue: this.queue.name,
@@ -205,14 +195,15 @@ export class WorkerPool<T extends NonNullable<unknown>> {
 
   private slotFreed(): Promise<void> {
     return new Promise((resolve) => {
-      this.wakePump = resolve;
-      this.slots.addEventListener("next", () => resolve(), { once: true });
+      this.wakePump = () => {
+        this.wakePump = undefined;
+        resolve();
+      };
     });
   }
 
   private dispatch(item: T): void {
-    const controller = new AbortController();
-    const attempt = this.queue.numRequeues(item);
+    const work = new InFlightWork(this.queue.numRequeues(item));
     let timeout: WorkItemTimeoutError<T> | undefined;
     const timer =
       this.timeoutMs === undefined
@@ -224,11 +215,9 @@ export class WorkerPool<T extends NonNullable<unknown>> {
               item: describeItem(item),
               timeoutMs: this.timeoutMs,
             });
-            controller.abort(timeout);
+            work.abort(timeout);
           });
-    let settle: () => void = () => {};
-    const settled = new Promise<void>((resolve) => (settle = resolve));
-    this.inFlightItems.set(item, { controller, settled });
+    this.inFlightItems.set(item, work);
     let started = false;
     const startedAt = this.clock.now();
 
@@ -237,14 +226,14 @@ export class WorkerPool<T extends NonNullable<unknown>> {
       try {
         this.conclude(
           item,
-          attempt,
+          work.attempt,
           timeout === undefined ? outcome : { ok: false, error: timeout },
           startedAt,
         );
       } finally {
         this.inFlightItems.delete(item);
         this.queue.done(item);
-        settle();
+        work.settle();
       }
     };
 
@@ -252,16 +241,17 @@ export class WorkerPool<T extends NonNullable<unknown>> {
       started = true;
       let outcome: Outcome;
       try {
-        outcome = { ok: true, result: await this.handler(item, { signal: controller.signal, attempt }) };
+        outcome = { ok: true, result: await this.handler(item, work) };
       } catch (error) {
         outcome = { ok: false, error };
       }
       finish(outcome);
     };
 
-    // The signal frees the p-queue slot when the item times out; `run` itself
-    // carries on until the handler returns.
-    this.slots.add(run, { signal: controller.signal }).catch((error: unknown) => {
+    // With a timeout, the signal frees the p-queue slot when it passes; `run`
+    // itself carries on until the handler returns.
+    const task = this.slots.add(run, timer === undefined ? undefined : { signal: work.signal });
+    task.catch((error: unknown) => {
       if (!started) finish({ ok: false, error });
     });
   }
