@@ -44,6 +44,8 @@ export interface WorkQueueStats {
   ignoredDone: number;
   /** How many times the delay timer has fired. */
   delayTicks: number;
+  /** Item records held: queued, processing, or recently done (kept for reuse, swept in batches). */
+  tracked: number;
 }
 
 /**
@@ -230,6 +232,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
       droppedAfterShutdown: this.dropped,
       ignoredDone: this.ignoredDones,
       delayTicks: this.delayed.ticks,
+      tracked: this.states.size,
     };
   }
 

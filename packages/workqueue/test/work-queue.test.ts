@@ -234,6 +234,29 @@ describe("WorkQueue", () => {
     });
   });
 
+  it("forgets the records of items done long ago, and still serves them when they come back", () => {
+    const queue = newQueue();
+    for (let i = 0; i < 50_000; i++) queue.add(`old-${i}`);
+    for (let item = queue.tryGet(); item !== undefined; item = queue.tryGet()) queue.done(item);
+    assert.equal(queue.stats().tracked, 50_000, "recently done items are remembered for reuse");
+    queue.add("old-7");
+    assert.equal(queue.tryGet(), "old-7");
+    queue.add("old-7"); // re-added while processing: must survive the sweeps
+    for (let i = 0; i < 300_000; i++) {
+      queue.add(`hot-${i % 10}`);
+      const item = queue.tryGet();
+      assert.ok(item !== undefined);
+      queue.done(item);
+    }
+    assert.ok(queue.stats().tracked < 20_000, `swept: ${queue.stats().tracked} records left`);
+    queue.done("old-7");
+    assert.deepEqual(drainReady(queue), ["old-7"], "the record of an item in processing survives sweeps");
+    queue.add("old-123");
+    queue.add("old-123");
+    assert.deepEqual(drainReady(queue), ["old-123"], "an item whose record was swept is queued afresh, once");
+    assert.deepEqual(queue.stats().processing, 2);
+  });
+
   it("compares items like Map keys", () => {
     const queue = new WorkQueue<number>({ clock: new FakeClock() });
     queue.add(1);

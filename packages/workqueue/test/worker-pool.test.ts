@@ -334,6 +334,29 @@ describe("WorkerPool", () => {
     assert.equal(queue.stats().processing, 0, "marked done when it finally returns");
   });
 
+  it("a handler that reads its signal only after the stop deadline sees it aborted", async () => {
+    let release: () => void = () => {};
+    let seen: AbortSignal | undefined;
+    const pool = new WorkerPool<string>({
+      queue,
+      clock,
+      handler: async (_item, context) => {
+        await new Promise<void>((resolve) => (release = resolve));
+        seen = context.signal;
+      },
+    });
+    pools.push(pool);
+    queue.add("a");
+    pool.start();
+    await clock.flush();
+    const stopped = pool.stop({ deadlineMs: 100 });
+    await clock.advance(100);
+    assert.deepEqual(await stopped, { drained: false, abandoned: ["a"] });
+    release();
+    await clock.flush();
+    assert.ok(seen?.aborted && seen.reason instanceof WorkerPoolStoppedError);
+  });
+
   it("a throwing onError does not kill the pool", async () => {
     const pool = newPool({
       onError: () => {
