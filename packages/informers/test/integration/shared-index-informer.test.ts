@@ -1,0 +1,200 @@
+import { strict as assert } from "node:assert";
+import type { V1ConfigMap, V1PodTemplate } from "@kubernetes/client-node";
+import { KubeListerWatcher, metaNamespaceKey, type ResourceDescriptor } from "@tessera/reflector";
+import { useControlPlane } from "@tessera/testenv";
+import { SharedIndexInformer, stripManagedFields } from "../../src/index.js";
+import { ReplicaHandler, versions } from "../replica.js";
+import { seededRandom } from "../seeded-random.js";
+import { create, delay, eventually, list, metricSum, pool, send } from "./kube-helpers.js";
+
+const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
+// Nothing inside kube-apiserver watches PodTemplates, so every WATCH counted for them is ours.
+const podTemplates: ResourceDescriptor = {
+  group: "",
+  version: "v1",
+  plural: "podtemplates",
+  namespaced: true,
+};
+
+describe("SharedIndexInformer against a real apiserver", function () {
+  this.timeout(120_000);
+  const env = useControlPlane();
+
+  function informerFor<T extends object>(
+    resource: ResourceDescriptor,
+    namespace: string,
+  ): SharedIndexInformer<T & { metadata?: { name?: string } }> {
+    return new SharedIndexInformer({
+      listerWatcher: new KubeListerWatcher(env.cp.kubeConfig, resource, { namespace }),
+      transform: stripManagedFields,
+      reflector: { env: {} },
+    });
+  }
+
+  async function namespace(name: string): Promise<void> {
+    await create(env.cp, "/api/v1/namespaces", { metadata: { name } });
+  }
+
+  it("serves two handlers from one WATCH (apiserver_request_total) and no LIST", async () => {
+    const ns = "watch-count";
+    await namespace(ns);
+    const labels = { resource: "podtemplates", group: "", version: "v1" };
+    const before = await env.cp.metrics();
+    const informer = informerFor<V1PodTemplate>(podTemplates, ns);
+    const a = new ReplicaHandler<V1PodTemplate>();
+    const b = new ReplicaHandler<V1PodTemplate>();
+    const regA = informer.addEventHandler(a, { name: "a" });
+    const regB = informer.addEventHandler(b, { name: "b" });
+    const stop = new AbortController();
+    const done = informer.run(stop.signal);
+    await informer.whenSynced();
+    await pool(5, 5, async (i) => {
+      await create(env.cp, `/api/v1/namespaces/${ns}/podtemplates`, {
+        metadata: { name: `tpl-${i}` },
+        template: { spec: { containers: [{ name: "c", image: "busybox" }] } },
+      });
+    });
+    await eventually("both handlers saw the creates", () => a.objects.size === 5 && b.objects.size === 5);
+    const during = await env.cp.metrics();
+    const open = (text: string): number =>
+      metricSum(text, "apiserver_longrunning_requests", { ...labels, verb: "WATCH" });
+    assert.equal(open(during) - open(before), 1, "one watch open for two handlers");
+    stop.abort();
+    await done;
+    // A WATCH is counted in apiserver_request_total when it ends.
+    const count = (text: string, verb: string): number =>
+      metricSum(text, "apiserver_request_total", { ...labels, verb });
+    let after = await env.cp.metrics();
+    await eventually("the watch is counted", async () => {
+      after = await env.cp.metrics();
+      return count(after, "WATCH") > count(before, "WATCH");
+    });
+    assert.equal(count(after, "WATCH") - count(before, "WATCH"), 1, "one WATCH request in all");
+    assert.equal(count(after, "LIST") - count(before, "LIST"), 0, "synced by watch-list, no LIST");
+    assert.ok(regA.hasSynced() && regB.hasSynced());
+  });
+
+  it("does not let a handler that blocks for 5 s delay the other", async () => {
+    const ns = "slow-handler";
+    await namespace(ns);
+    const informer = informerFor<V1ConfigMap>(configMaps, ns);
+    let blockedCalls = 0;
+    let blockedDone = 0;
+    informer.addEventHandler(
+      {
+        onAdd: async () => {
+          blockedCalls++;
+          if (blockedCalls === 1) await delay(5_000);
+          blockedDone++;
+        },
+      },
+      { name: "blocking" },
+    );
+    const free = new ReplicaHandler<V1ConfigMap>();
+    const freeReg = informer.addEventHandler(free, { name: "free" });
+    const stop = new AbortController();
+    const done = informer.run(stop.signal);
+    await informer.whenSynced();
+    await pool(20, 10, async (i) => {
+      await create(env.cp, `/api/v1/namespaces/${ns}/configmaps`, {
+        metadata: { name: `cm-${i}` },
+        data: { i: `${i}` },
+      });
+    });
+    await eventually("the free handler saw all 20", () => free.objects.size === 20);
+    assert.equal(blockedDone, 0, "the blocking handler is still inside its first call");
+    assert.equal(blockedCalls, 1, "and has not been handed the second");
+    assert.equal(freeReg.pending, 0);
+    await eventually("the blocking handler caught up", () => blockedDone === 20, 30_000);
+    stop.abort();
+    await done;
+  });
+
+  it("after 2,000 random creates, updates and deletes, the cache and every handler's replica equal a fresh LIST", async function () {
+    this.timeout(180_000);
+    const ns = "random-ops";
+    await namespace(ns);
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    const informer = informerFor<V1ConfigMap>(configMaps, ns);
+    const early = new ReplicaHandler<V1ConfigMap>();
+    const slow = new ReplicaHandler<V1ConfigMap>();
+    const earlyReg = informer.addEventHandler(early, { name: "early" });
+    const slowReg = informer.addEventHandler(
+      {
+        onAdd: async (o) => {
+          await delay(0);
+          slow.onAdd(o);
+        },
+        onUpdate: async (o, n) => {
+          await delay(0);
+          slow.onUpdate(o, n);
+        },
+        onDelete: async (o) => {
+          await delay(0);
+          slow.onDelete(o);
+        },
+      },
+      { name: "slow" },
+    );
+    const stop = new AbortController();
+    const done = informer.run(stop.signal);
+    await informer.whenSynced();
+
+    const random = seededRandom(2_000);
+    const plan = Array.from({ length: 2_000 }, () => ({
+      roll: random(),
+      name: `cm-${Math.floor(random() * 250)}`,
+    }));
+    let late: ReplicaHandler<V1ConfigMap> | undefined;
+    let lateReg: ReturnType<typeof informer.addEventHandler> | undefined;
+    const outcomes = new Map<number, number>();
+    await pool(plan.length, 16, async (i) => {
+      const { roll, name } = plan[i] as { roll: number; name: string };
+      if (i === 1_000) {
+        // Half-way through, a handler joins and is handed the cache as it is.
+        late = new ReplicaHandler<V1ConfigMap>();
+        lateReg = informer.addEventHandler(late, { name: "late" });
+      }
+      let status: number;
+      if (roll < 0.45) {
+        status = (await send(env.cp, "POST", base, { metadata: { name }, data: { v: `${i}` } })).status;
+      } else if (roll < 0.8) {
+        status = (
+          await send(
+            env.cp,
+            "PATCH",
+            `${base}/${name}`,
+            { data: { v: `${i}` } },
+            "application/merge-patch+json",
+          )
+        ).status;
+      } else {
+        status = (await send(env.cp, "DELETE", `${base}/${name}`)).status;
+      }
+      outcomes.set(status, (outcomes.get(status) ?? 0) + 1);
+    });
+    const fresh = await list<V1ConfigMap>(env.cp, base);
+    const expected = new Map(fresh.items.map((o) => [metaNamespaceKey(o), o]));
+    await eventually(
+      "the cache equals the LIST and the handlers are idle",
+      () =>
+        JSON.stringify(versions(informer.lister.list())) === JSON.stringify(versions(expected)) &&
+        earlyReg.pending === 0 &&
+        slowReg.pending === 0 &&
+        lateReg?.pending === 0,
+    );
+    assert.ok((outcomes.get(201) ?? 0) > 300, `creates: ${JSON.stringify([...outcomes])}`);
+    assert.ok((outcomes.get(200) ?? 0) > 300, `updates and deletes: ${JSON.stringify([...outcomes])}`);
+    assert.deepEqual(versions(informer.lister.list()), versions(expected), "cache equals LIST");
+    early.assertEquals(expected, "early handler");
+    slow.assertEquals(expected, "slow handler");
+    (late as ReplicaHandler<V1ConfigMap>).assertEquals(expected, "late handler");
+    assert.ok(early.updates > 100 && early.deletes > 100, "the sequence had updates and deletes");
+    assert.ok(
+      informer.lister.list().every((o) => o.metadata?.managedFields === undefined),
+      "managedFields stripped",
+    );
+    stop.abort();
+    await done;
+  });
+});

@@ -1,0 +1,142 @@
+import { strict as assert } from "node:assert";
+import type { V1ConfigMap } from "@kubernetes/client-node";
+import type { ResourceDescriptor } from "@tessera/reflector";
+import { useControlPlane } from "@tessera/testenv";
+import { CacheSyncError, SharedInformerFactory, stripManagedFields } from "../../src/index.js";
+import { ReplicaHandler } from "../replica.js";
+import { create, eventually, metricSum, pool } from "./kube-helpers.js";
+
+const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
+const pods: ResourceDescriptor = { group: "", version: "v1", plural: "pods", namespaced: true };
+const podTemplates: ResourceDescriptor = {
+  group: "",
+  version: "v1",
+  plural: "podtemplates",
+  namespaced: true,
+};
+const ghosts: ResourceDescriptor = {
+  group: "nope.example.com",
+  version: "v1",
+  plural: "ghosts",
+  namespaced: true,
+};
+
+describe("SharedInformerFactory against a real apiserver", function () {
+  this.timeout(120_000);
+  const env = useControlPlane();
+  let factory: SharedInformerFactory | undefined;
+  afterEach(async () => {
+    await factory?.shutdown();
+    factory = undefined;
+  });
+
+  it("caches metadata only for a metadata-only informer: no data, no spec, no status", async () => {
+    const ns = "metadata-only";
+    await create(env.cp, "/api/v1/namespaces", { metadata: { name: ns } });
+    await pool(10, 5, async (i) => {
+      await create(env.cp, `/api/v1/namespaces/${ns}/configmaps`, {
+        metadata: { name: `cm-${i}`, labels: { i: `${i}` } },
+        data: { payload: "x".repeat(1000) },
+      });
+    });
+    await create(env.cp, `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: "pod-0" },
+      spec: { containers: [{ name: "c", image: "busybox" }] },
+    });
+    factory = new SharedInformerFactory({
+      kubeConfig: env.cp.kubeConfig,
+      namespace: ns,
+      reflector: { env: {} },
+    });
+    const cms = factory.metadataInformerFor(configMaps);
+    const podMeta = factory.metadataInformerFor(pods);
+    const full = factory.informerFor<V1ConfigMap>(configMaps);
+    factory.start();
+    await factory.waitForCacheSync(undefined, 30_000);
+    // A create after the sync arrives through the metadata watch, not the initial events.
+    await create(env.cp, `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: "cm-late" },
+      data: { payload: "y" },
+    });
+    await eventually("the late ConfigMap is cached", () => cms.lister.size === 11);
+    for (const obj of [...cms.lister.list(), ...podMeta.lister.list()]) {
+      const fields = Object.keys(obj).sort();
+      assert.deepEqual(
+        fields,
+        ["apiVersion", "kind", "metadata"],
+        `${obj.metadata?.name} has ${fields.join(", ")}`,
+      );
+      assert.equal(obj.kind, "PartialObjectMetadata");
+      assert.equal(obj.apiVersion, "meta.k8s.io/v1");
+      assert.ok(obj.metadata?.uid && obj.metadata.resourceVersion && obj.metadata.creationTimestamp);
+    }
+    assert.equal(podMeta.lister.get("pod-0", ns)?.metadata?.name, "pod-0");
+    assert.equal(cms.lister.namespace(ns).list({ i: "3" }).length, 1, "labels are kept");
+    assert.equal(
+      full.lister.get("cm-3", ns)?.data?.["payload"]?.length,
+      1000,
+      "the full informer has the data",
+    );
+  });
+
+  it("fails waitForCacheSync naming a resource the server does not serve, while the other informers work", async () => {
+    const ns = "bad-input";
+    await create(env.cp, "/api/v1/namespaces", { metadata: { name: ns } });
+    factory = new SharedInformerFactory({
+      kubeConfig: env.cp.kubeConfig,
+      namespace: ns,
+      transform: stripManagedFields,
+      reflector: { env: {} },
+    });
+    const good = factory.informerFor<V1ConfigMap>(configMaps);
+    factory.informerFor(ghosts);
+    const replica = new ReplicaHandler<V1ConfigMap>();
+    good.addEventHandler(replica);
+    factory.start();
+    const err = await factory.waitForCacheSync(undefined, 3_000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof CacheSyncError, `rejected with ${String(err)}`);
+    assert.deepEqual(
+      err.unsynced.map((u) => [u.resource, u.namespace]),
+      [["ghosts.nope.example.com", ns]],
+    );
+    assert.match(err.message, /ghosts\.nope\.example\.com in namespace "bad-input"/);
+    assert.match(err.message, /404 NotFound/);
+    assert.equal(good.hasSynced(), true);
+    await create(env.cp, `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: "after" },
+      data: { a: "b" },
+    });
+    await eventually("the good informer keeps working", () => replica.objects.has(`${ns}/after`));
+  });
+
+  it("stops the watch of an informer on the server once its last user releases it", async () => {
+    const ns = "release";
+    await create(env.cp, "/api/v1/namespaces", { metadata: { name: ns } });
+    const openWatches = async (): Promise<number> =>
+      metricSum(await env.cp.metrics(), "apiserver_longrunning_requests", {
+        resource: "podtemplates",
+        verb: "WATCH",
+      });
+    const baseline = await openWatches();
+    factory = new SharedInformerFactory({
+      kubeConfig: env.cp.kubeConfig,
+      namespace: ns,
+      reflector: { env: {} },
+    });
+    const first = factory.informerFor(podTemplates);
+    const second = factory.informerFor(podTemplates);
+    assert.equal(first, second);
+    factory.start();
+    await factory.waitForCacheSync(undefined, 30_000);
+    assert.equal((await openWatches()) - baseline, 1);
+    await factory.release(first);
+    assert.equal((await openWatches()) - baseline, 1, "still in use once");
+    await factory.release(second);
+    await eventually("the server closed the watch", async () => (await openWatches()) === baseline);
+    assert.equal(first.isStopped, true);
+    assert.equal(factory.informers.length, 0);
+  });
+});
