@@ -1,0 +1,114 @@
+import { strict as assert } from "node:assert";
+import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
+import {
+  IndexedStore,
+  isResourceExpired,
+  KubeListerWatcher,
+  Reflector,
+  type KubeObject,
+} from "../../src/index.js";
+import {
+  CONFIGMAPS,
+  createConfigMaps,
+  createNamespace,
+  pool,
+  send,
+  waitFor,
+  waitForStoreEqualToList,
+} from "../support/cluster.js";
+import { TestMetrics } from "../support/metric-reader.js";
+
+describe("recovery against a real kube-apiserver", function () {
+  this.timeout(180_000);
+  const env = useControlPlane();
+
+  it("after a disconnect and an etcd compaction: 410, relist, store equal to LIST", async () => {
+    const ns = "compaction";
+    await createNamespace(env.cp, ns);
+    await createConfigMaps(env.cp, ns, 100);
+    const proxy = new FaultProxy(env.cp.apiserverPort);
+    await proxy.start();
+    const metrics = new TestMetrics();
+    const errors: unknown[] = [];
+    try {
+      const kc = kubeConfigVia(env.cp.kubeConfig, proxy.url);
+      const store = new IndexedStore<KubeObject>();
+      const reflector = new Reflector({
+        listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+        store,
+        meter: metrics.meter,
+        onError: (e) => errors.push(e),
+      });
+      const stop = new AbortController();
+      const done = reflector.run(stop.signal);
+      await waitFor("the reflector to sync", () => reflector.hasSynced());
+      const syncedAt = reflector.lastSyncResourceVersion;
+
+      // Disconnect; meanwhile the collection changes and etcd forgets the history.
+      proxy.refuse(true);
+      proxy.cutAll();
+      await pool(20, 10, async (i) => {
+        await send(env.cp, "DELETE", `/api/v1/namespaces/${ns}/configmaps/cm-${i}`, undefined);
+      });
+      await send(env.cp, "PATCH", `/api/v1/namespaces/${ns}/configmaps/cm-50`, {
+        data: { after: "compaction" },
+      });
+      await createConfigMaps(env.cp, ns, 10, 10, "new");
+      await env.cp.compact();
+      proxy.refuse(false);
+
+      await waitForStoreEqualToList(store, env.cp.kubeConfig, CONFIGMAPS, ns, 90_000);
+      assert.ok(errors.some(isResourceExpired), "the resumed watch was answered 410");
+      assert.ok((await metrics.sum("tessera_reflector_relists_total", { reason: "expired" })) >= 1);
+      assert.notEqual(reflector.lastSyncResourceVersion, syncedAt);
+      stop.abort();
+      await done;
+    } finally {
+      await metrics.shutdown();
+      await proxy.stop();
+    }
+  });
+
+  it("misses no update when kube-apiserver restarts during a burst of writes", async () => {
+    const ns = "burst";
+    await createNamespace(env.cp, ns);
+    await createConfigMaps(env.cp, ns, 200);
+    const kc = env.cp.kubeConfig;
+    const store = new IndexedStore<KubeObject>();
+    const reflector = new Reflector({
+      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      store,
+    });
+    const stop = new AbortController();
+    const done = reflector.run(stop.signal);
+    await waitFor("the reflector to sync", () => reflector.hasSynced());
+
+    // Writers keep updating (and retry through the restart) while the apiserver goes down and up.
+    let writing = true;
+    let writes = 0;
+    const writer = async (w: number): Promise<void> => {
+      for (let round = 0; writing; round++) {
+        const name = `cm-${(w * 37 + round) % 200}`;
+        try {
+          await send(env.cp, "PATCH", `/api/v1/namespaces/${ns}/configmaps/${name}`, {
+            data: { w: `${w}-${round}` },
+          });
+          writes++;
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    const writers = Array.from({ length: 4 }, (_, w) => writer(w));
+    await waitFor("some writes before the restart", () => writes >= 100);
+    await env.cp.restartApiserver();
+    const afterRestart = writes;
+    await waitFor("writes after the restart", () => writes >= afterRestart + 100);
+    writing = false;
+    await Promise.all(writers);
+
+    await waitForStoreEqualToList(store, kc, CONFIGMAPS, ns, 90_000);
+    stop.abort();
+    await done;
+  });
+});

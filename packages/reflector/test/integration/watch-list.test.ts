@@ -1,0 +1,150 @@
+import { strict as assert } from "node:assert";
+import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
+import { IndexedStore, KubeListerWatcher, Reflector, type KubeObject, type Logger } from "../../src/index.js";
+import { CaptureLogger } from "../support/capture-logger.js";
+import {
+  CONFIGMAPS,
+  createConfigMaps,
+  createNamespace,
+  describeDifference,
+  listVersions,
+  requestCounts,
+  send,
+  storeVersions,
+  waitFor,
+  waitForStoreEqualToList,
+} from "../support/cluster.js";
+import { TestMetrics } from "../support/metric-reader.js";
+import { RecordingStore } from "../support/recording-store.js";
+
+const BULK = "bulk";
+const COUNT = 5_000;
+
+describe("watch-list against a real kube-apiserver", function () {
+  this.timeout(180_000);
+  const env = useControlPlane();
+
+  before(async function () {
+    this.timeout(180_000);
+    await createNamespace(env.cp, BULK);
+    await createConfigMaps(env.cp, BULK, COUNT, 200);
+  });
+
+  it(`cold-syncs ${COUNT} ConfigMaps with one WATCH request and no LIST; the store equals a fresh LIST`, async () => {
+    const kc = env.cp.kubeConfig;
+    const store = new IndexedStore<KubeObject>();
+    // The consistency check would LIST at the synced resourceVersion: a second request, which this
+    // test is about to count. The next tests run with the check on.
+    const reflector = new Reflector({
+      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
+      store,
+      consistencyCheck: false,
+    });
+    const before = await requestCounts(env.cp, "configmaps");
+    const stop = new AbortController();
+    const done = reflector.run(stop.signal);
+    await waitFor("the reflector to sync", () => reflector.hasSynced());
+    assert.equal(store.size, COUNT);
+    assert.equal(reflector.lastSyncMode, "watch-list");
+    stop.abort();
+    await done;
+    // kube-apiserver counts a WATCH when it ends.
+    let after = before;
+    await waitFor("the apiserver to count the finished WATCH", async () => {
+      after = await requestCounts(env.cp, "configmaps");
+      return (after.WATCH ?? 0) > (before.WATCH ?? 0);
+    });
+    assert.equal((after.WATCH ?? 0) - (before.WATCH ?? 0), 1, "one WATCH");
+    assert.equal((after.LIST ?? 0) - (before.LIST ?? 0), 0, "no LIST");
+    const want = await listVersions(kc, CONFIGMAPS, BULK);
+    assert.equal(describeDifference(storeVersions(store), want), "");
+  });
+
+  it("keeps consuming the same stream after the snapshot (consistency check on): live changes arrive", async () => {
+    const ns = "live";
+    await createNamespace(env.cp, ns);
+    await createConfigMaps(env.cp, ns, 50);
+    const kc = env.cp.kubeConfig;
+    const store = new IndexedStore<KubeObject>();
+    const metrics = new TestMetrics();
+    const logger = new CaptureLogger();
+    const errors: unknown[] = [];
+    const reflector = new Reflector({
+      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      store,
+      consistencyCheck: true,
+      meter: metrics.meter,
+      logger,
+      onError: (e) => errors.push(e),
+    });
+    const stop = new AbortController();
+    const done = reflector.run(stop.signal);
+    await waitFor("the reflector to sync", () => reflector.hasSynced());
+    await waitFor("the consistency check", () => logger.matching(/consistency check passed/).length === 1);
+    await send(env.cp, "PATCH", `/api/v1/namespaces/${ns}/configmaps/cm-1`, { data: { changed: "yes" } });
+    await send(env.cp, "DELETE", `/api/v1/namespaces/${ns}/configmaps/cm-2`, undefined);
+    await createConfigMaps(env.cp, ns, 5, 10, "late");
+    await waitForStoreEqualToList(store, kc, CONFIGMAPS, ns);
+    assert.equal((store.getByKey(`${ns}/cm-1`) as { data?: Record<string, string> }).data?.changed, "yes");
+    assert.equal(
+      await metrics.sum("tessera_reflector_watches_total"),
+      1,
+      "the snapshot's stream carried the changes",
+    );
+    assert.equal(await metrics.sum("tessera_reflector_watchlist_fallbacks_total"), 0);
+    assert.equal(await metrics.sum("tessera_reflector_consistency_check_failures_total"), 0);
+    assert.ok((await metrics.sum("tessera_reflector_bookmarks_total")) >= 1);
+    assert.deepEqual(errors, []);
+    stop.abort();
+    await done;
+    await metrics.shutdown();
+  });
+
+  it("never exposes a partial snapshot when the stream is cut during the initial events, and recovers", async () => {
+    const proxy = new FaultProxy(env.cp.apiserverPort);
+    await proxy.start();
+    try {
+      const kc = kubeConfigVia(env.cp.kubeConfig, proxy.url);
+      const store = new RecordingStore<KubeObject>();
+      const metrics = new TestMetrics();
+      const logger = new CaptureLogger();
+      // The first connection is cut after 300 KB, a fraction of the ~1.7 MB snapshot; the cut is
+      // switched off as soon as the reflector falls back, so the LIST goes through.
+      proxy.cutAfterBytes(300_000);
+      const onFallback: Logger = {
+        debug: (message, fields) => logger.debug(message, fields),
+        info: (message, fields) => {
+          if (/watch-list/.test(message)) proxy.cutAfterBytes(undefined);
+          logger.info(message, fields);
+        },
+        warn: (message, fields) => logger.warn(message, fields),
+        error: (message, fields) => logger.error(message, fields),
+      };
+      const reflector = new Reflector({
+        listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
+        store,
+        meter: metrics.meter,
+        logger: onFallback,
+      });
+      const stop = new AbortController();
+      const done = reflector.run(stop.signal);
+      await waitFor("the reflector to sync", () => reflector.hasSynced());
+      await waitForStoreEqualToList(store.inner, env.cp.kubeConfig, CONFIGMAPS, BULK);
+      assert.equal(store.writes[0]?.op, "replace", "nothing was delivered before a complete snapshot");
+      for (const w of store.writes) {
+        if (w.op === "replace") assert.equal(w.size, COUNT, "every replace is a complete snapshot");
+      }
+      assert.equal(
+        await metrics.sum("tessera_reflector_watchlist_fallbacks_total", { reason: "ConnectionFailed" }),
+        1,
+      );
+      assert.equal(logger.matching(/falling back to LIST \+ WATCH/, "info").length, 1);
+      assert.equal(reflector.watchListEnabled, true, "a cut is not a lack of support");
+      stop.abort();
+      await done;
+      await metrics.shutdown();
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
