@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { CoreV1Api } from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
@@ -236,6 +236,10 @@ describe("ring coordination objects on the real control plane", function () {
       await b.coordinating;
       await b.member.stop();
       assert.equal(b.member.activeSlots.size, 0);
+      const lease = await env.cp.kubeConfig
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ name: "web-pod-b", namespace: NS });
+      assert.equal(lease.spec?.holderIdentity, "", "the member Lease was handed back, not left to expire");
       await settledOver(["pod-a", "pod-c"]);
       replicas.delete("pod-b");
       await b.proxy.stop();
