@@ -130,6 +130,7 @@ describe("ring coordination objects on the real control plane", function () {
       proxy: FaultProxy;
       member: ShardMember;
       stop: AbortController;
+      coordinator: RingCoordinator;
       coordinating: Promise<void>;
       metrics: CollectingReader;
     }
@@ -163,7 +164,15 @@ describe("ring coordination objects on the real control plane", function () {
       });
       await member.start();
       const stop = new AbortController();
-      const replica = { id, proxy, member, stop, coordinating: coordinator.run(stop.signal), metrics };
+      const replica = {
+        id,
+        proxy,
+        member,
+        stop,
+        coordinator,
+        coordinating: coordinator.run(stop.signal),
+        metrics,
+      };
       replicas.set(id, replica);
       return replica;
     }
@@ -246,16 +255,20 @@ describe("ring coordination objects on the real control plane", function () {
       assert.deepEqual(violations, []);
     });
 
-    it("fences a member cut off from the apiserver and moves its slots after its lease expires", async () => {
-      const c = replicas.get("pod-c")!;
-      c.proxy.refuse(true);
-      c.proxy.cutAll();
-      await new Promise<void>((resolve) =>
-        c.member.fence.addEventListener("abort", () => resolve(), { once: true }),
-      );
-      assert.ok((c.member.fence.reason as MemberFencedError).reason === "renewDeadlineExceeded");
-      assert.equal(c.member.activeSlots.size, 0);
-      await settledOver(["pod-a"]);
+    it("fences the coordinator's replica when it is cut off; the other takes over from the published state", async () => {
+      const leader = [...replicas.values()].find((r) => r.coordinator.isLeader);
+      assert.ok(leader, "one replica coordinates");
+      const survivor = [...replicas.values()].find((r) => r !== leader)!;
+      leader.proxy.refuse(true);
+      leader.proxy.cutAll();
+      await new Promise<void>((resolve) => {
+        if (leader.member.fence.aborted) resolve();
+        else leader.member.fence.addEventListener("abort", () => resolve(), { once: true });
+      });
+      assert.ok((leader.member.fence.reason as MemberFencedError).reason === "renewDeadlineExceeded");
+      assert.equal(leader.member.activeSlots.size, 0);
+      await settledOver([survivor.id]);
+      assert.ok(survivor.coordinator.isLeader, `${survivor.id} coordinates now`);
       assert.deepEqual(violations, []);
     });
   });
