@@ -12,7 +12,7 @@ export class RingBuffer<T> {
   constructor(initialCapacity = 16) {
     let capacity = 1;
     while (capacity < initialCapacity) capacity <<= 1;
-    this.slots = new Array<T | undefined>(capacity);
+    this.slots = new Array<T | undefined>(capacity).fill(undefined);
     this.mask = capacity - 1;
   }
 
@@ -43,7 +43,7 @@ export class RingBuffer<T> {
 
   /** Removes every element. */
   clear(): void {
-    this.slots = new Array<T | undefined>(16);
+    this.slots = new Array<T | undefined>(16).fill(undefined);
     this.mask = 15;
     this.head = 0;
     this.count = 0;
@@ -51,7 +51,7 @@ export class RingBuffer<T> {
 
   private grow(): void {
     const old = this.slots;
-    const next = new Array<T | undefined>(old.length * 2);
+    const next = new Array<T | undefined>(old.length * 2).fill(undefined);
     for (let i = 0; i < this.count; i++) next[i] = old[(this.head + i) & this.mask];
     this.slots = next;
     this.head = 0;
