@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap, V1PodTemplate } from "@kubernetes/client-node";
 import { KubeListerWatcher, metaNamespaceKey, type ResourceDescriptor } from "@tessera/reflector";
-import { useControlPlane } from "@tessera/testenv";
+import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
+import { DeletedFinalStateUnknown } from "@tessera/reflector";
 import { SharedIndexInformer, stripManagedFields } from "../../src/index.js";
 import { ReplicaHandler, versions } from "../replica.js";
 import { seededRandom } from "../seeded-random.js";
@@ -196,5 +197,58 @@ describe("SharedIndexInformer against a real apiserver", function () {
     );
     stop.abort();
     await done;
+  });
+
+  // Last: compaction restarts the apiserver.
+  it("delivers tombstones for deletions it only learns of by relisting after a 410", async () => {
+    const ns = "tombstones";
+    await namespace(ns);
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    await pool(20, 10, async (i) => {
+      await create(env.cp, base, { metadata: { name: `cm-${i}` }, data: { i: `${i}` } });
+    });
+    const proxy = new FaultProxy(env.cp.apiserverPort);
+    await proxy.start();
+    try {
+      const informer = new SharedIndexInformer<V1ConfigMap>({
+        listerWatcher: new KubeListerWatcher(kubeConfigVia(env.cp.kubeConfig, proxy.url), configMaps, {
+          namespace: ns,
+        }),
+        // Short retries while the server is away, so the test does not sit out a long backoff.
+        reflector: { env: {}, backoff: { initialMs: 200, maxMs: 1_000 } },
+      });
+      const replica = new ReplicaHandler<V1ConfigMap>();
+      const tombstones: string[] = [];
+      const reg = informer.addEventHandler(replica);
+      informer.addEventHandler({
+        onDelete: (obj) => void (obj instanceof DeletedFinalStateUnknown && tombstones.push(obj.key)),
+      });
+      const stop = new AbortController();
+      const done = informer.run(stop.signal);
+      await reg.whenSynced();
+      assert.equal(replica.objects.size, 20);
+      // The informer is cut off while five objects go and two come, and the history is compacted away.
+      proxy.refuse(true);
+      proxy.cutAll();
+      for (let i = 0; i < 5; i++) assert.equal((await send(env.cp, "DELETE", `${base}/cm-${i}`)).status, 200);
+      await create(env.cp, base, { metadata: { name: "new-1" } });
+      await create(env.cp, base, { metadata: { name: "new-2" } });
+      await env.cp.compact();
+      proxy.refuse(false);
+      const fresh = await list<V1ConfigMap>(env.cp, base);
+      const expected = new Map(fresh.items.map((o) => [metaNamespaceKey(o), o]));
+      await eventually(
+        "the informer relisted",
+        () => replica.objects.size === 17 && reg.pending === 0,
+        90_000,
+      );
+      replica.assertEquals(expected);
+      assert.deepEqual(tombstones.sort(), [0, 1, 2, 3, 4].map((i) => `${ns}/cm-${i}`).sort());
+      assert.equal(replica.tombstones, 5);
+      stop.abort();
+      await done;
+    } finally {
+      await proxy.stop();
+    }
   });
 });
