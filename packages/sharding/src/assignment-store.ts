@@ -1,4 +1,5 @@
 import { ApiException, CoreV1Api, type KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
+import { shareConnections } from "./connection-sharing.js";
 import type { Assignment } from "./assignment.js";
 import { decodeAssignment, encodeAssignment } from "./assignment-codec.js";
 
@@ -61,7 +62,7 @@ export class ConfigMapAssignmentStore {
     this.namespace = options.namespace;
     this.ring = options.ring;
     this.name = options.name ?? `${options.ring}-assignment`;
-    this.api = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.api = shareConnections(options.kubeConfig).makeApiClient(CoreV1Api);
   }
 
   /** `ConfigMap <namespace>/<name>`, for messages. */

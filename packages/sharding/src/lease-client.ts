@@ -1,4 +1,5 @@
 import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
+import { shareConnections } from "./connection-sharing.js";
 
 /** The Lease operations membership needs. */
 export type LeaseVerb = "get" | "create" | "update" | "list";
@@ -47,7 +48,7 @@ export class KubernetesLeaseClient implements LeaseClient {
     kubeConfig: KubeConfig,
     readonly namespace: string,
   ) {
-    this.api = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.api = shareConnections(kubeConfig).makeApiClient(CoordinationV1Api);
   }
 
   async get(name: string): Promise<V1Lease | undefined> {

@@ -12,6 +12,7 @@ import {
 import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
+import { shareConnections } from "./connection-sharing.js";
 import { MemberTracker } from "./member-tracker.js";
 import { CoordinatorMetrics } from "./sharding-metrics.js";
 import { sleep } from "./sleep.js";
@@ -72,7 +73,8 @@ export class RingCoordinator {
   private readonly memberSelector: string;
 
   /** @throws SlotCountError for a slot count that is not a power of two in [1, 65536] */
-  constructor(private readonly options: RingCoordinatorOptions) {
+  constructor(options: RingCoordinatorOptions) {
+    options = { ...options, kubeConfig: shareConnections(options.kubeConfig) };
     this.slotCount = new SlotSpace(options.slotCount ?? DEFAULT_SLOT_COUNT).slotCount;
     this.clock = options.clock ?? new SystemClock();
     this.logger = options.logger ?? silentLogger;

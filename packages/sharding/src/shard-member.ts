@@ -10,6 +10,7 @@ import {
 import { activeSlotsOf } from "./assignment.js";
 import { ConfigMapAssignmentStore, type VersionedAssignment } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
+import { shareConnections } from "./connection-sharing.js";
 import { MemberLease } from "./member-lease.js";
 import { MemberMetrics } from "./sharding-metrics.js";
 import { sleep } from "./sleep.js";
@@ -83,6 +84,7 @@ export class ShardMember {
   private loop: Promise<void> | undefined;
 
   constructor(options: ShardMemberOptions) {
+    options = { ...options, kubeConfig: shareConnections(options.kubeConfig) };
     this.identity = options.identity;
     this.clock = options.clock ?? new SystemClock();
     this.logger = options.logger ?? silentLogger;

@@ -237,6 +237,10 @@ describe("ring coordination objects on the real control plane", function () {
       let moved = 0;
       for (const r of replicas.values()) moved += await counter(r.metrics, "tessera_sharding_slots_moved");
       assert.ok(moved >= 170, `the coordinator counted ${moved} moved slots; pod-a gave away at least 170`);
+      // Each replica has made dozens of requests by now; they share a few connections.
+      for (const r of replicas.values()) {
+        assert.ok(r.proxy.stats.connections <= 8, `${r.id} opened ${r.proxy.stats.connections} connections`);
+      }
     });
 
     it("moves a gracefully stopping member's slots, after it let go of them", async () => {
