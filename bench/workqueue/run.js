@@ -2,6 +2,7 @@
 //  1. add/get/done cycles per second, 10,000 distinct keys, 1,000,000 cycles,
 //     1 and 8 workers, against client-go's workqueue (the Go program in ./go,
 //     built from the Go module proxy, k8s.io/client-go v0.37.2), same cycles;
+//     plus one worker that uses tryGet() and awaits get() only when nothing is ready;
 //  2. the WorkerPool (p-queue) end to end with a no-op handler;
 //  3. one million pending addAfter items: heap used, time to schedule, and CPU
 //     per tick, against a setTimeout per item feeding the same queue.
@@ -56,6 +57,20 @@ async function cycles(keys, ops, workers) {
   const start = performance.now();
   const startCpu = process.cpuUsage();
   await Promise.all(Array.from({ length: workers }, worker));
+  const cpu = process.cpuUsage(startCpu);
+  return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+}
+
+/** One worker that awaits only when nothing is ready: add(key), tryGet() ?? await get(), done(item). */
+async function cyclesTryGet(keys, ops) {
+  const queue = new WorkQueue({ name: "bench" });
+  const start = performance.now();
+  const startCpu = process.cpuUsage();
+  for (let i = 0; i < ops; i++) {
+    queue.add(keys[i % keys.length]);
+    const item = queue.tryGet() ?? (await queue.get());
+    queue.done(item);
+  }
   const cpu = process.cpuUsage(startCpu);
   return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
 }
@@ -196,11 +211,15 @@ const oursRuns = { 1: [], 8: [] };
 const goRuns = { 1: [], 8: [] };
 let goInfo;
 for (const workers of [1, 8]) await cycles(keys, OPS / 10, workers); // warm-up
+const tryGetRuns = [];
+await cyclesTryGet(keys, OPS / 10); // warm-up
 for (let r = 0; r < RUNS; r++) {
   for (const workers of [1, 8]) {
     const run = await cycles(keys, OPS, workers);
     oursRuns[workers].push({ wall: OPS / run.seconds, cpu: OPS / run.cpuSeconds });
   }
+  const run = await cyclesTryGet(keys, OPS);
+  tryGetRuns.push({ wall: OPS / run.seconds, cpu: OPS / run.cpuSeconds });
   for (const g of goBench(1)) {
     goRuns[g.workers].push({ wall: g.cyclesPerSecond, cpu: g.cyclesPerCpuSecond });
     goInfo = g;
@@ -219,6 +238,12 @@ for (const workers of [1, 8]) {
       `${fmt(rate(o, "cpu") / rate(g, "cpu"), 2)} per CPU-second`,
   );
 }
+console.log(
+  `1 worker, tryGet() ?? await get(): tessera ${fmt(rate(tryGetRuns, "wall"))} cycles/s ` +
+    `(${fmt(rate(tryGetRuns, "cpu"))} per CPU-second); ratio to client-go with 1 worker: ` +
+    `${fmt(rate(tryGetRuns, "wall") / rate(goRuns[1], "wall"), 2)} wall-clock, ` +
+    `${fmt(rate(tryGetRuns, "cpu") / rate(goRuns[1], "cpu"), 2)} per CPU-second`,
+);
 console.log(`  (client-go ${goInfo.goVersion}, GOMAXPROCS=${goInfo.gomaxprocs}; node is single-threaded)`);
 
 for (const concurrency of [1, 8]) {

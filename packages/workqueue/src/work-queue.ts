@@ -129,7 +129,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
    */
   add(item: T, options?: AddOptions): void {
     if (this.closed) return this.drop("add", item);
-    const priority = this.priorityOf("add", item, options);
+    const priority = options === undefined ? NORMAL_PRIORITY : this.priorityOf("add", item, options);
     if (this.delayed.size !== 0) this.delayed.cancel(item);
     this.enqueue(item, priority);
   }
@@ -331,11 +331,11 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   private becameIdle(state: ItemState<T>): void {
     state.recent = true;
     if (++this.idledSinceSweep < this.sweepEvery) return;
-    for (const [item, s] of this.states) {
-      if (s.dirty || s.processing) continue;
+    this.states.forEach((s, item, states) => {
+      if (s.dirty || s.processing) return;
       if (s.recent) s.recent = false;
-      else this.states.delete(item);
-    }
+      else states.delete(item);
+    });
     this.idledSinceSweep = 0;
     // Twice the number tracked: an item that keeps coming back at any pace the
     // queue can see twice between sweeps is never dropped and re-created.

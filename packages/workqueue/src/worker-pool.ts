@@ -185,7 +185,8 @@ export class WorkerPool<T extends NonNullable<unknown>> {
         await this.slotFreed();
         continue;
       }
-      const item = await this.queue.get();
+      // Take a ready item at once; wait only when none is ready.
+      const item = this.queue.tryGet() ?? (await this.queue.get());
       if (item === undefined) break;
       // Taken from the queue, so it is processed even if a stop began meanwhile.
       this.dispatch(item);
