@@ -64,3 +64,4 @@ export { ShardMember } from "./shard-member.js";
 export type { ShardMemberOptions, SlotChange, AssignmentReader } from "./shard-member.js";
 export { MemberMetrics, CoordinatorMetrics } from "./sharding-metrics.js";
 export type { MemberMetricsSnapshot } from "./sharding-metrics.js";
+export { shareConnections } from "./connection-sharing.js";
