@@ -27,6 +27,12 @@ export interface KubeListerWatcherOptions {
   fieldSelector?: string;
   /** Sent with every request unless the request's own options set it. */
   shardSelector?: string;
+  /**
+   * A LIST whose connection carries nothing for this long is abandoned with a
+   * {@link ConnectionError}; default 60 s (kube-apiserver's own request
+   * timeout). Watches have their deadlines in the reflector.
+   */
+  listIdleTimeoutMs?: number;
 }
 
 /** Most bytes of an error response read for its Status. */
@@ -69,7 +75,8 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
 
   async list(options: ListOptions, signal?: AbortSignal): Promise<ObjectList<T>> {
     const context = this.context("list");
-    const res = await this.open(context, toQueryString(this.withDefaults(options), false), signal);
+    const idleMs = this.options.listIdleTimeoutMs ?? 60_000;
+    const res = await this.open(context, toQueryString(this.withDefaults(options), false), signal, idleMs);
     const body = await readBody(res, context, Number.POSITIVE_INFINITY);
     let parsed: unknown;
     try {
@@ -159,6 +166,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     context: ListWatchErrorContext,
     query: string,
     signal?: AbortSignal,
+    idleTimeoutMs?: number,
   ): Promise<IncomingMessage> {
     signal?.throwIfAborted();
     const cluster = this.kubeConfig.getCurrentCluster();
@@ -179,6 +187,11 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     const send = url.protocol === "http:" ? httpRequest : httpsRequest;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, options, resolve);
+      if (idleTimeoutMs !== undefined) {
+        req.setTimeout(idleTimeoutMs, () =>
+          req.destroy(new ConnectionError(context, `nothing received for ${idleTimeoutMs} ms`)),
+        );
+      }
       const onAbort = (): void => {
         req.destroy();
         reject(signal?.reason);

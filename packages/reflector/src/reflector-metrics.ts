@@ -16,7 +16,7 @@ export type SyncMode = "watch-list" | "list";
  * - `tessera_reflector_list_pages_total`: LIST requests (pages)
  * - `tessera_reflector_watches_total` {mode}: WATCH requests opened (`watch-list` or `watch`)
  * - `tessera_reflector_watchlist_fallbacks_total` {reason}: watch-list attempts that fell back to LIST + WATCH
- * - `tessera_reflector_relists_total` {reason}: syncs after the first (`expired` for 410s)
+ * - `tessera_reflector_relists_total` {reason}: completed syncs after the first (`expired` after a 410, `error` after another failure)
  * - `tessera_reflector_events_total` {type}: watch events received (ADDED, MODIFIED, DELETED, BOOKMARK)
  * - `tessera_reflector_bookmarks_total`: bookmarks received (the initial-events-end one included)
  * - `tessera_reflector_errors_total` {verb, reason}: failed lists and watches

@@ -98,7 +98,7 @@ export class ReflectorRunningError extends Error {
  * the way client-go's reflector does:
  *
  * - watch-list first: one WATCH with `sendInitialEvents=true`; the initial
- *   ADDED events go into a temporary map, the store is replaced atomically on
+ *   ADDED events are held aside, the store is replaced atomically on
  *   the `k8s.io/initial-events-end` bookmark, and the same stream goes on with
  *   live events;
  * - if that fails or the server does not support it: LIST (paginated by
@@ -264,7 +264,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
 
   /** One sync (watch-list, or LIST on fallback) followed by watching until an error needs a relist. */
   private async listAndWatch(signal: AbortSignal): Promise<void> {
-    if (this.syncs > 0) this.metrics.relist(this.relistReason);
     let live: WatchSession<T> | undefined;
     if (this.watchListEnabled) {
       live = await this.watchList(signal);
@@ -300,7 +299,9 @@ export class Reflector<T extends KubeObject = KubeObject> {
         "k8s.resource_version": resourceVersion,
       },
     });
-    let temporary: Map<string, T> | undefined = new Map();
+    // The snapshot so far. Only ADDED events may come before the end bookmark (anything else ends the
+    // attempt), so a list is enough; a key sent twice is resolved by the store's replace (the later wins).
+    let temporary: T[] | undefined = [];
     let unsupportedEvent: string | undefined;
     let bookmarkSeen = false;
     let endOfInitialEvents!: () => void;
@@ -314,7 +315,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
       const obj = event.object;
       switch (event.type) {
         case "ADDED":
-          temporary.set(this.keyOf(obj), this.transform ? this.transform(obj) : obj);
+          temporary.push(this.transform ? this.transform(obj) : obj);
           return;
         case "BOOKMARK":
           if (!isInitialEventsEndBookmark(event)) return;
@@ -331,7 +332,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
           );
       }
       const rv = obj.metadata?.resourceVersion ?? "";
-      const items = Array.from(temporary.values());
+      const items = temporary;
       temporary = undefined;
       bookmarkSeen = true;
       span.setAttribute("tessera.items", items.length);
@@ -492,6 +493,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     started: number,
     snapshot: readonly T[] | undefined,
   ): void {
+    if (this.syncs > 0) this.metrics.relist(this.relistReason);
     this.lastSyncRV = rv;
     this.rvUnavailable = false;
     this.synced = true;

@@ -44,7 +44,13 @@ export class WatchSession<T extends KubeObject> {
       this.lastActivity = this.clock.now();
       onEvent(event);
     };
-    this.finished = lw.watch(options, handler, signal).then(
+    let watching: Promise<void>;
+    try {
+      watching = lw.watch(options, handler, signal);
+    } catch (err) {
+      watching = Promise.reject(err);
+    }
+    this.finished = watching.then(
       () => this.end(undefined),
       (err: unknown) => this.end(err),
     );

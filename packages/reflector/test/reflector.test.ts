@@ -130,6 +130,15 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       await finish(h);
     });
 
+    it("keeps the later copy of an object the initial events send twice", async () => {
+      const h = start();
+      const w = await h.lw.nextWatch();
+      w.emit(added(cm("a", "3")), added(cm("a", "4")), endBookmark("10"));
+      assert.equal(h.store.inner.size, 1);
+      assert.equal(h.store.inner.getByKey("default/a")?.metadata?.resourceVersion, "4");
+      await finish(h);
+    });
+
     it("applies the transform to snapshot and live objects", async () => {
       const h = start({ transform: (o) => ({ ...o, data: { transformed: "yes" } }) });
       const w = await h.lw.nextWatch();
