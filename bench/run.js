@@ -1,0 +1,46 @@
+// Runs every benchmark in turn (npm run bench). Each prints its own table and
+// ratios; see docs/benchmarks.md for the published figures and what each
+// measures. Pick some with: npm run bench -- reflector workqueue
+// Needs a build first (npm run build) and the control-plane binaries
+// (npm run controlplane), which this script resolves itself.
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const suites = {
+  testenv: ["testenv/startup.js"],
+  reflector: ["reflector/cold-sync.js"],
+  informers: ["informers/memory.js"],
+  workqueue: ["workqueue/run.js"],
+  sharding: ["sharding/hash.js", "sharding/movement.js", "sharding/convergence.js"],
+};
+const wanted = process.argv.slice(2);
+for (const name of wanted) {
+  if (!(name in suites)) {
+    console.error(`unknown benchmark "${name}"; choose from: ${Object.keys(suites).join(", ")}`);
+    process.exit(2);
+  }
+}
+const env = { ...process.env };
+if (!env.TESSERA_CONTROLPLANE_DIR && !env.KUBEBUILDER_ASSETS) {
+  const build = spawnSync("bash", [join(here, "../packages/testenv/tools/controlplane/build.sh")], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+  env.TESSERA_CONTROLPLANE_DIR = build.stdout.trim().split("\n").pop();
+}
+let failed = 0;
+for (const [name, scripts] of Object.entries(suites)) {
+  if (wanted.length && !wanted.includes(name)) continue;
+  for (const script of scripts) {
+    console.log(`\n=== ${name}: ${script}`);
+    const r = spawnSync(process.execPath, [join(here, script)], { stdio: "inherit", env });
+    if (r.status !== 0) {
+      failed++;
+      console.error(`${script} exited with ${r.status ?? r.signal}`);
+    }
+  }
+}
+process.exit(failed ? 1 : 0);
