@@ -556,6 +556,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
         error.source === "response" &&
         [400, 422, 501].includes(error.code));
     if (rejected) this.watchListUnsupported = true;
+    if (isResourceExpired(error) || isTooLargeResourceVersion(error)) this.rvUnavailable = true;
     this.metrics.fallback(reason);
     const fields = {
       ...this.logFields,

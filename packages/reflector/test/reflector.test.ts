@@ -218,6 +218,28 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       await finish(h);
     });
 
+    it('makes the fallback LIST a consistent read (RV "", not "0") when the watch-list was answered 410 or TooLarge', async () => {
+      const tooLarge = new ApiStatusError(
+        ctx,
+        504,
+        "Timeout",
+        "too large resource version",
+        { ...status(504, "Timeout"), details: { causes: [{ reason: "ResourceVersionTooLarge" }] } },
+        "response",
+      );
+      for (const err of [httpError(410, "Gone"), eventError(410, "Expired"), tooLarge]) {
+        const h = start();
+        const w = await h.lw.nextWatch();
+        w.fail(err);
+        const l = await h.lw.nextList();
+        assert.deepEqual(l.options, { resourceVersion: "", limit: 500 }, `after ${err.reason}`);
+        assert.equal(h.reflector.watchListEnabled, true, "a 410 says nothing about watch-list support");
+        l.respond(list("20", [cm("a", "3")]));
+        assert.equal((await h.lw.nextWatch()).options.resourceVersion, "20");
+        await finish(h);
+      }
+    });
+
     it("treats a missing end bookmark within the initial-events deadline as unsupported", async () => {
       const h = start({ initialEventsTimeoutMs: 10_000 });
       const w = await h.lw.nextWatch();
