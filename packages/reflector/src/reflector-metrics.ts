@@ -5,8 +5,12 @@ const DURATION_BUCKETS_SECONDS = [
   0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 1000,
 ];
 
-/** How a collection was (re)synced: one watch-list stream, or LIST + WATCH. */
-export type SyncMode = "watch-list" | "list";
+/**
+ * How a collection was (re)synced: one watch-list stream, LIST + WATCH, or
+ * `resumed`: not synced by this reflector at all, but taken as complete at
+ * the `resumeFrom` resourceVersion it was given.
+ */
+export type SyncMode = "watch-list" | "list" | "resumed";
 
 /**
  * The reflector's OpenTelemetry instruments. Every data point carries

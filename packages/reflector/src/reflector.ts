@@ -63,6 +63,28 @@ export interface ReflectorOptions<T extends KubeObject> {
   initialEventsTimeoutMs?: number;
   /** Backoff between failed attempts; default 800 ms x2 up to 30 s, jitter 1.0, reset after 2 min. */
   backoff?: BackoffOptions;
+  /**
+   * A resourceVersion at which the store already holds this reflector's whole
+   * collection, as the server had it then: e.g. objects inherited from a
+   * reflector over a wider shard range that was just stopped at that
+   * resourceVersion. With it the reflector makes no initial sync: it counts
+   * as synced from construction ({@link Reflector.hasSynced} true,
+   * {@link Reflector.lastSyncResourceVersion} this value,
+   * {@link Reflector.lastSyncMode} `"resumed"`) and its first request is a
+   * plain WATCH from here (no `sendInitialEvents`). From then on it behaves as
+   * usual: a watch that ends or fails resumes from the last resourceVersion,
+   * and a 410 relists, replacing the store.
+   *
+   * The store is not touched until that first event or relist, so it must
+   * already hold exactly the objects this reflector's selector matches (an
+   * object it does not match stays until the next relist replaces the store),
+   * and a store whose own `hasSynced` waits for a first write (a
+   * {@link DeltaFIFO}) reports synced only once an event or a relist comes. Only
+   * the first {@link Reflector.run} resumes; a later one syncs first. Must be
+   * a resourceVersion the server sent; `"0"` (any version) is refused. `""` or
+   * unset: sync first, as usual.
+   */
+  resumeFrom?: string;
   /** Applied to every object before it is stored (e.g. to drop `managedFields`); must keep name, namespace, uid and resourceVersion. */
   transform?: (obj: T) => T;
   /** How objects are keyed in the watch-list snapshot and the consistency check; default `namespace/name`. */
@@ -151,6 +173,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   private watchListUnsupported = false;
   private lastFallbackReason: string | undefined;
   private relistReason = "initial";
+  private resumePending = false;
   private running = false;
   private fatal: unknown;
   private fatalAbort: AbortController | undefined;
@@ -192,14 +215,30 @@ export class Reflector<T extends KubeObject = KubeObject> {
       resource: this.lw.resource,
       ...(this.lw.namespace ? { namespace: this.lw.namespace } : {}),
     });
+    const resumeFrom = options.resumeFrom ?? "";
+    if (resumeFrom === "0") {
+      throw new RangeError(
+        `reflector ${this.name}: resumeFrom "0" names no point in time; give a resourceVersion the server sent`,
+      );
+    }
+    if (resumeFrom !== "") {
+      this.lastSyncRV = resumeFrom;
+      this.synced = true;
+      this.syncs = 1;
+      this.syncMode = "resumed";
+      this.resumePending = true;
+    }
   }
 
-  /** True once the store was first filled with a complete snapshot; stays true. */
+  /** True once the store was first filled with a complete snapshot (from construction, given `resumeFrom`); stays true. */
   hasSynced(): boolean {
     return this.synced;
   }
 
-  /** The resourceVersion the store is known to be at: of the last sync, event or bookmark; `""` before the first sync. */
+  /**
+   * The resourceVersion the store is known to be at: of the last sync, event
+   * or bookmark (or `resumeFrom`); `""` before the first sync.
+   */
   get lastSyncResourceVersion(): string {
     return this.lastSyncRV;
   }
@@ -264,6 +303,17 @@ export class Reflector<T extends KubeObject = KubeObject> {
 
   /** One sync (watch-list, or LIST on fallback) followed by watching until an error needs a relist. */
   private async listAndWatch(signal: AbortSignal): Promise<void> {
+    if (this.resumePending) {
+      // The store is already complete at resumeFrom: watch from there, and sync only if a 410 says so.
+      this.resumePending = false;
+      this.logger.info("store taken as synced; watching without a sync", {
+        ...this.logFields,
+        mode: "resumed",
+        resourceVersion: this.lastSyncRV,
+      });
+      await this.watchLoop(undefined, signal);
+      return;
+    }
     let live: WatchSession<T> | undefined;
     if (this.watchListEnabled) {
       live = await this.watchList(signal);

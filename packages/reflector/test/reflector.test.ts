@@ -315,6 +315,85 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
   });
 
+  describe("resumeFrom", () => {
+    it("makes no sync: synced at once, and the first request is a plain WATCH from that resourceVersion", async () => {
+      const h = start({ resumeFrom: "42" });
+      assert.equal(h.reflector.hasSynced(), true, "synced before any request");
+      assert.equal(h.reflector.lastSyncResourceVersion, "42");
+      assert.equal(h.reflector.lastSyncMode, "resumed");
+      // What a wider reflector left in the store at RV 42.
+      h.store.inner.add(cm("a", "40"));
+      h.store.inner.add(cm("b", "41"));
+      const w = await h.lw.nextWatch();
+      assert.deepEqual(w.options, { resourceVersion: "42", allowWatchBookmarks: true, timeoutSeconds: 450 });
+      w.emit(modified(cm("a", "43", { v: "2" })), deleted(cm("b", "44")), added(cm("c", "45")));
+      assert.deepEqual(h.store.writes, [
+        { op: "update", key: "default/a" },
+        { op: "delete", key: "default/b" },
+        { op: "add", key: "default/c" },
+      ]);
+      assert.deepEqual(h.store.inner.listKeys().sort(), ["default/a", "default/c"]);
+      assert.equal(h.reflector.lastSyncResourceVersion, "45");
+      // A clean end and a failure both resume from the last resourceVersion, without a list.
+      await h.clock.advance(5_000);
+      w.end();
+      const next = await h.lw.nextWatch();
+      assert.equal(next.options.resourceVersion, "45");
+      next.fail(new ConnectionError(ctx, "reset"));
+      await h.clock.advanceToNext();
+      assert.equal((await h.lw.nextWatch()).options.resourceVersion, "45");
+      assert.equal(h.lw.calls.filter((c) => c.verb === "list").length, 0, `no list: ${h.lw.describe()}`);
+      assert.equal(await h.metrics.sum("tessera_reflector_watches_total", { mode: "watch-list" }), 0);
+      await finish(h);
+    });
+
+    it("relists after a 410 on the resumed watch, replacing the store, and counts it as a relist", async () => {
+      for (const useWatchList of [true, false]) {
+        const h = start({ resumeFrom: "42", useWatchList });
+        h.store.inner.add(cm("a", "40"));
+        h.store.inner.add(cm("gone", "41"));
+        const w = await h.lw.nextWatch();
+        w.fail(eventError(410, "Expired"));
+        await h.clock.flush(); // the failed watch's deadline is cancelled: the next timer is the backoff
+        await h.clock.advanceToNext();
+        if (useWatchList) {
+          const again = await h.lw.nextWatch();
+          assert.equal(again.options.sendInitialEvents, true);
+          assert.equal(again.options.resourceVersion, "", "the expired resourceVersion is not reused");
+          again.emit(added(cm("a", "50")), endBookmark("60"));
+          assert.equal(h.reflector.lastSyncMode, "watch-list");
+        } else {
+          const l = await h.lw.nextList();
+          assert.deepEqual(l.options, { resourceVersion: "", limit: 500 });
+          l.respond(list("60", [cm("a", "50")]));
+          await h.lw.nextWatch();
+          assert.equal(h.reflector.lastSyncMode, "list");
+        }
+        assert.deepEqual(h.store.writes, [{ op: "replace", size: 1, resourceVersion: "60" }]);
+        assert.deepEqual(h.store.inner.listKeys(), ["default/a"], "what the resumed store held is replaced");
+        assert.equal(h.reflector.lastSyncResourceVersion, "60");
+        assert.equal(await h.metrics.sum("tessera_reflector_relists_total", { reason: "expired" }), 1);
+        await finish(h);
+      }
+    });
+
+    it('treats "" as unset and refuses "0"', async () => {
+      const h = start({ resumeFrom: "" });
+      assert.equal(h.reflector.hasSynced(), false);
+      assert.equal((await h.lw.nextWatch()).options.sendInitialEvents, true);
+      await finish(h);
+      assert.throws(
+        () =>
+          new Reflector<TestObject>({
+            listerWatcher: h.lw,
+            store: new RecordingStore<TestObject>(),
+            resumeFrom: "0",
+          }),
+        RangeError,
+      );
+    });
+  });
+
   describe("watch timeouts", () => {
     it("draws timeoutSeconds uniformly from [300, 600)", async () => {
       for (const [random, expected] of [
