@@ -1,5 +1,6 @@
 import { planSlots } from "./slot-planner.js";
 import { SlotSpace } from "./slot-space.js";
+import { ringParticipants } from "./ring-participants.js";
 
 /**
  * The published state of a ring: who owns each slot, which slots their owner
@@ -90,7 +91,8 @@ export function advanceAssignment(current: Assignment, view: RingView): Assignme
       releasing.delete(s);
     }
   }
-  const target = planSlots(owners, view.members).owners;
+  // More members than slots: the surplus waits (see ringParticipants) rather than the ring stopping.
+  const target = planSlots(owners, ringParticipants(current, view.members).members).owners;
   for (let s = 0; s < owners.length; s++) {
     if (owners[s] === undefined) owners[s] = target[s];
     else if (target[s] !== owners[s]) {

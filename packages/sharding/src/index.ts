@@ -34,6 +34,8 @@ export {
   isSettled,
 } from "./assignment.js";
 export type { Assignment, RingView } from "./assignment.js";
+export { ringParticipants } from "./ring-participants.js";
+export type { RingParticipants } from "./ring-participants.js";
 export { encodeAssignment, decodeAssignment, AssignmentFormatError } from "./assignment-codec.js";
 export type { EncodedAssignment } from "./assignment-codec.js";
 export {

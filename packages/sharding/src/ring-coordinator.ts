@@ -14,6 +14,7 @@ import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
 import { shareConnections } from "./connection-sharing.js";
 import { MemberTracker } from "./member-tracker.js";
+import { ringParticipants } from "./ring-participants.js";
 import { CoordinatorMetrics } from "./sharding-metrics.js";
 import { sleep } from "./sleep.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
@@ -71,6 +72,7 @@ export class RingCoordinator {
   private readonly metrics: CoordinatorMetrics | undefined;
   private readonly tracker: MemberTracker;
   private readonly memberSelector: string;
+  private waitingReported = "";
 
   /** @throws SlotCountError for a slot count that is not a power of two in [1, 65536] */
   constructor(options: RingCoordinatorOptions) {
@@ -177,7 +179,9 @@ export class RingCoordinator {
           `with ${this.slotCount}; the slot count of a ring cannot change`,
       );
     }
-    const next: Assignment | undefined = advanceAssignment(read.assignment, tracker.view());
+    const view = tracker.view();
+    this.reportWaiting(ringParticipants(read.assignment, view.members).waiting);
+    const next: Assignment | undefined = advanceAssignment(read.assignment, view);
     if (!next || signal.aborted) return;
     await this.store.replace(next, read.version);
     const prev = read.assignment.owners;
@@ -189,6 +193,20 @@ export class RingCoordinator {
       epoch: next.epoch,
       members: tracker.liveMembers(),
       releasing: next.releasing.size,
+    });
+  }
+
+  /** Logs when the set of members left without slots (more members than slots) changes. */
+  private reportWaiting(waiting: readonly string[]): void {
+    const key = waiting.join(",");
+    if (key === this.waitingReported) return;
+    this.waitingReported = key;
+    if (waiting.length === 0) return;
+    this.logger.error("more ring members than slots: some members get no slots", {
+      ...this.fields,
+      slotCount: this.slotCount,
+      waiting,
+      fix: `scale the ring down to at most ${this.slotCount} members, or recreate the ring with a larger power-of-two slotCount`,
     });
   }
 }

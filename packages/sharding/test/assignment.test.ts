@@ -6,6 +6,7 @@ import {
   emptyAssignment,
   isSettled,
   releasingSlotsOf,
+  ringParticipants,
   SlotCountError,
   type Assignment,
 } from "../src/index.js";
@@ -193,5 +194,32 @@ describe("advanceAssignment (two-phase handover)", () => {
 
   it("rejects a slot count that is not a power of two", () => {
     assert.throws(() => emptyAssignment(6), SlotCountError);
+  });
+
+  it("with more live members than slots, keeps the owners and lets the surplus wait instead of stopping the ring", () => {
+    const settle = (a: Assignment, members: string[]) => {
+      for (let i = 0; i < 10; i++) {
+        const ack = (m: string) => (members.includes(m) ? a.epoch : undefined);
+        const next = advanceAssignment(a, { members, acknowledged: ack });
+        if (!next) return a;
+        a = next;
+      }
+      throw new Error("did not settle");
+    };
+    let a = settle(emptyAssignment(4), ["d", "b", "c", "e"]);
+    assert.deepEqual([...a.owners].sort(), ["b", "c", "d", "e"]);
+    // "a" joins a full ring: it sorts first but owns nothing, so it waits.
+    assert.deepEqual(ringParticipants(a, ["a", "b", "c", "d", "e"]), {
+      members: ["b", "c", "d", "e"],
+      waiting: ["a"],
+    });
+    assert.equal(
+      advanceAssignment(a, { members: ["a", "b", "c", "d", "e"], acknowledged: () => a.epoch }),
+      undefined,
+    );
+    // When an owner leaves, the waiting member takes its slot.
+    a = settle(a, ["a", "b", "c", "e"]);
+    assert.deepEqual([...a.owners].sort(), ["a", "b", "c", "e"]);
+    assert.ok(isSettled(a));
   });
 });
