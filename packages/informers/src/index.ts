@@ -5,6 +5,7 @@
  */
 export { SharedIndexInformer, InformerStateError } from "./shared-index-informer.js";
 export type { SharedIndexInformerOptions, InformerReflectorOptions } from "./shared-index-informer.js";
+export type { InformerSource, InformerSourceFactory } from "./informer-source.js";
 export type { ResourceEventHandler, EventHandlerOptions, Notification } from "./resource-event-handler.js";
 export type { HandlerRegistration } from "./handler-registration.js";
 export { HandlerRemovedError } from "./handler-delivery.js";

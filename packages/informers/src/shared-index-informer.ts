@@ -22,6 +22,7 @@ import {
 import { HandlerDelivery } from "./handler-delivery.js";
 import type { HandlerRegistration } from "./handler-registration.js";
 import { InformerMetrics } from "./informer-metrics.js";
+import type { InformerSource, InformerSourceFactory } from "./informer-source.js";
 import { Lister } from "./lister.js";
 import type { EventHandlerOptions, Notification, ResourceEventHandler } from "./resource-event-handler.js";
 import { ResyncScheduler, type ResyncSchedule } from "./resync-scheduler.js";
@@ -59,8 +60,18 @@ export interface SharedIndexInformerOptions<T extends KubeObject> {
    * process runs a single resync timer. Default: a scheduler of this informer's own.
    */
   resyncScheduler?: ResyncScheduler;
-  /** Passed to the reflector. */
+  /** Passed to the reflector (ignored with {@link SharedIndexInformerOptions.source}). */
   reflector?: InformerReflectorOptions<T>;
+  /**
+   * Fills the informer from something other than one {@link Reflector} over
+   * `listerWatcher`, e.g. a sharded reflector (one reflector per owned hash
+   * range, all writing into this informer's queue). `listerWatcher` then only
+   * names the resource and namespace; `reflector` and `onError` are the
+   * source's business. The informer still applies `transform`, and
+   * {@link SharedIndexInformer.hasSynced} still means that a complete snapshot
+   * (as the source reports it) was cached and handed to every handler.
+   */
+  source?: InformerSourceFactory<T>;
   /** Called with every failed list or watch; the informer retries on its own. */
   onError?: (err: unknown) => void;
   clock?: Clock;
@@ -83,6 +94,8 @@ export class InformerStateError extends Error {
  * - a {@link Reflector} (watch-list first, LIST + WATCH as fallback) fills a
  *   {@link DeltaFIFO}; the informer drains it into an indexed cache and turns
  *   each change into notifications;
+ * - or any {@link InformerSource} fills that FIFO instead (option `source`),
+ *   e.g. one reflector per owned shard range;
  * - every handler has its own unbounded buffer drained by its own loop, so a
  *   slow handler never delays another, and sees the changes in order;
  * - a handler added late is first handed every cached object as an add;
@@ -116,7 +129,12 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
 
   private readonly cache: IndexedStore<T>;
   private readonly fifo: DeltaFIFO<T>;
-  private readonly reflector: Reflector<T>;
+  private readonly source: InformerSource;
+  /** Whether the source is external (options.source), so sync is tracked here rather than by the FIFO. */
+  private readonly external: boolean;
+  /** Batches handled so far, and how many must be for an external source's snapshot to be handled. */
+  private handled = 0;
+  private syncTarget: number | undefined;
   private readonly scheduler: ResyncScheduler;
   private readonly logger: Logger;
   private readonly tracer: Tracer;
@@ -163,29 +181,53 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     this.lister = new Lister(this.cache);
     this.fifo = new DeltaFIFO<T>({ knownObjects: this.cache });
     const fifo = this.fifo;
-    // The reflector writes into the FIFO; a replace can complete the sync without a single pop (an empty list).
-    const store: ReflectorStore<T> = {
-      add: (obj) => fifo.add(obj),
-      update: (obj) => fifo.update(obj),
-      delete: (obj) => fifo.delete(obj),
-      replace: (items, rv) => {
-        fifo.replace(items, rv);
-        this.checkSynced();
-      },
-    };
-    this.reflector = new Reflector<T>({
-      ...options.reflector,
-      listerWatcher: lw,
-      store,
-      name: this.name,
-      clock,
-      logger: this.logger,
-      meter,
-      ...(options.random ? { random: options.random } : {}),
-      ...(options.tracer ? { tracer: options.tracer } : {}),
-      ...(options.transform ? { transform: options.transform } : {}),
-      ...(options.onError ? { onError: options.onError } : {}),
-    });
+    this.external = options.source !== undefined;
+    if (options.source) {
+      const transform = options.transform;
+      const t = transform ? (obj: T) => transform(obj) : (obj: T) => obj;
+      this.source = options.source({
+        add: (obj) => fifo.add(t(obj)),
+        update: (obj) => fifo.update(t(obj)),
+        // A tombstone carries the last state already cached (transformed then).
+        delete: (obj) => fifo.delete(obj instanceof DeletedFinalStateUnknown ? obj : t(obj)),
+        replace: (items, rv) => fifo.replace(transform ? items.map(t) : items, rv),
+      });
+    } else {
+      // The reflector writes into the FIFO; a replace can complete the sync without a single pop (an empty list).
+      const store: ReflectorStore<T> = {
+        add: (obj) => fifo.add(obj),
+        update: (obj) => fifo.update(obj),
+        delete: (obj) => fifo.delete(obj),
+        replace: (items, rv) => {
+          fifo.replace(items, rv);
+          this.checkSynced();
+        },
+      };
+      const reflector = new Reflector<T>({
+        ...options.reflector,
+        listerWatcher: lw,
+        store,
+        name: this.name,
+        clock,
+        logger: this.logger,
+        meter,
+        ...(options.random ? { random: options.random } : {}),
+        ...(options.tracer ? { tracer: options.tracer } : {}),
+        ...(options.transform ? { transform: options.transform } : {}),
+        ...(options.onError ? { onError: options.onError } : {}),
+      });
+      this.source = {
+        run: (signal) => reflector.run(signal),
+        hasSynced: () => reflector.hasSynced(),
+        waitForSync: () => Promise.resolve(true), // unused: the FIFO tracks this reflector's sync
+        get lastSyncResourceVersion() {
+          return reflector.lastSyncResourceVersion;
+        },
+        get lastError() {
+          return reflector.lastError;
+        },
+      };
+    }
     this.metrics = new InformerMetrics(meter, this.name, this.resource, {
       cachedObjects: () => this.cache.size,
       handlerDepths: () => Array.from(this.handlers.keys(), (h) => [h.name, h.pending] as const),
@@ -215,12 +257,12 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
 
   /** The resourceVersion the cache is at, `""` before the first sync. */
   get lastSyncResourceVersion(): string {
-    return this.reflector.lastSyncResourceVersion;
+    return this.source.lastSyncResourceVersion;
   }
 
   /** The last failure of a list or watch, `undefined` if none yet. */
   get lastError(): unknown {
-    return this.reflector.lastError;
+    return this.source.lastError;
   }
 
   /** The registered handlers. */
@@ -319,10 +361,19 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     });
     this.logger.info("informer starting", this.logFields);
     let reflectorError: unknown;
-    const reflectorDone = this.reflector.run(stop).catch((err: unknown) => {
+    const reflectorDone = this.source.run(stop).catch((err: unknown) => {
       reflectorError = err;
       failed.abort(err);
     });
+    if (this.external) {
+      void this.source.waitForSync(stop).then((synced) => {
+        if (!synced || stop.aborted) return;
+        // Everything queued now is part of (or newer than) the snapshot; keys leave the FIFO in
+        // order, so the snapshot is handled once these many more batches have been.
+        this.syncTarget = this.handled + this.fifo.length;
+        this.checkSynced();
+      });
+    }
     try {
       await this.processLoop(stop);
       await reflectorDone;
@@ -363,6 +414,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   /** Applies one key's deltas to the cache and notifies every handler. */
   private handleBatch(batch: DeltaBatch<T>): void {
     const key = batch.key;
+    const isInInitialList = this.external ? !this.synced : batch.isInInitialList;
+    this.handled++;
     for (const delta of batch.deltas) {
       const old = this.cache.getByKey(key);
       if (delta.type === "Deleted") {
@@ -376,7 +429,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       if (old === undefined) {
         this.cache.add(obj);
         for (const schedule of this.handlers.values()) schedule?.track(key);
-        this.distribute({ type: "add", object: obj, isInInitialList: batch.isInInitialList });
+        this.distribute({ type: "add", object: obj, isInInitialList });
         continue;
       }
       // A relist re-delivers objects unchanged since: nothing happened to them.
@@ -405,7 +458,12 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   }
 
   private checkSynced(): void {
-    if (this.synced || !this.fifo.hasSynced()) return;
+    if (this.synced) return;
+    if (
+      this.external ? this.syncTarget === undefined || this.handled < this.syncTarget : !this.fifo.hasSynced()
+    ) {
+      return;
+    }
     this.synced = true;
     this.syncSpan?.setAttribute("tessera.items", this.cache.size);
     this.syncSpan?.end();
@@ -413,7 +471,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     this.logger.info("informer synced", {
       ...this.logFields,
       objects: this.cache.size,
-      resourceVersion: this.reflector.lastSyncResourceVersion,
+      resourceVersion: this.source.lastSyncResourceVersion,
     });
     const waiters = this.syncWaiters;
     this.syncWaiters = [];
