@@ -4,11 +4,14 @@
 // as an informer runs it), Tessera LIST + WATCH, @kubernetes/client-node's
 // informer, and the limit (the same watch-list stream received and
 // discarded). Each variant runs RUNS times per size, interleaved; the median
-// time and the median peak RSS are reported, with ratios.
+// time and the median peak RSS are reported, with ratios, and the median CPU
+// time of the client (during the sync) and of the kube-apiserver (over the
+// child's whole life, from /proc on Linux; about 16 ms/s of it is the
+// apiserver's own idle work), to show which side a sync waits on.
 // Run: bash scripts/with-node.sh npm run build && bash scripts/with-node.sh node bench/reflector/cold-sync.js
 //      (RUNS=5 to change the repetitions; needs the control-plane binaries, see packages/testenv)
-import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,7 +61,14 @@ async function populate(cp, namespace, count) {
   );
 }
 
-function runVariant(variant, kubeconfig, namespace, expected) {
+async function runVariant(variant, kubeconfig, namespace, expected, apiserver) {
+  const before = apiserver === undefined ? undefined : cpuMsOf(apiserver);
+  const result = await runChild(variant, kubeconfig, namespace, expected);
+  result.apiserverCpuMs = before === undefined ? undefined : Math.round(cpuMsOf(apiserver) - before);
+  return result;
+}
+
+function runChild(variant, kubeconfig, namespace, expected) {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -70,6 +80,49 @@ function runVariant(variant, kubeconfig, namespace, expected) {
       },
     );
   });
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** /proc/<pid>/stat split after the command name (which may hold spaces): [state, ppid, ...]. */
+function procStat(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return {
+    comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    fields: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
+  };
+}
+
+/** The pid of this process's kube-apiserver child, or undefined where there is no /proc. */
+function apiserverPid() {
+  let entries;
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const { comm, fields } = procStat(entry);
+      if (comm === "kube-apiserver" && Number(fields[1]) === process.pid) return Number(entry);
+    } catch {
+      // Gone meanwhile, or not readable.
+    }
+  }
+  return undefined;
+}
+
+/** User + system CPU time of a process so far, in ms (utime and stime are fields 14 and 15). */
+function cpuMsOf(pid) {
+  const { fields } = procStat(pid);
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
 const median = (xs) => {
@@ -89,6 +142,9 @@ try {
   await populate(cp, "bench-10k", 10_000);
   await populate(cp, "bench-40k", 40_000);
   console.log(`created 50,000 ConfigMaps in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const apiserver = apiserverPid();
+  if (apiserver === undefined)
+    console.log("no /proc entry for the kube-apiserver: its CPU time is not shown");
   const sizes = [
     { label: "10,000", namespace: "bench-10k", expected: 10_000 },
     { label: "50,000", namespace: "*", expected: 50_000 },
@@ -97,10 +153,10 @@ try {
   for (const size of sizes) {
     const results = Object.fromEntries(VARIANTS.map((v) => [v, []]));
     // One warm-up round (the apiserver's caches, the page cache), not counted.
-    for (const v of VARIANTS) await runVariant(v, kubeconfig, size.namespace, size.expected);
+    for (const v of VARIANTS) await runVariant(v, kubeconfig, size.namespace, size.expected, apiserver);
     for (let r = 0; r < RUNS; r++) {
       for (const v of VARIANTS) {
-        const result = await runVariant(v, kubeconfig, size.namespace, size.expected);
+        const result = await runVariant(v, kubeconfig, size.namespace, size.expected, apiserver);
         if (result.objects < size.expected)
           throw new Error(`${v} synced ${result.objects} < ${size.expected}`);
         results[v].push(result);
@@ -114,6 +170,8 @@ try {
         variant: v,
         ms: median(results[v].map((x) => x.ms)),
         rss: median(results[v].map((x) => x.peakRssMiB)),
+        cpu: median(results[v].map((x) => x.cpuMs)),
+        apiserverCpu: apiserver === undefined ? undefined : median(results[v].map((x) => x.apiserverCpuMs)),
         limitMs,
         runs: results[v].map((x) => x.ms),
       });
@@ -122,13 +180,13 @@ try {
   const tesseraAt = (size) => rows.find((r) => r.size === size && r.variant === "tessera-watch-list").ms;
   console.log("");
   console.log(
-    `| objects | variant | cold sync (median of ${RUNS}) | runs (ms) | x limit | client-node / this | peak RSS |`,
+    `| objects | variant | cold sync (median of ${RUNS}) | runs (ms) | x limit | client-node / this | client CPU | apiserver CPU | peak RSS |`,
   );
-  console.log("|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) {
     const clientNode = rows.find((x) => x.size === r.size && x.variant === "client-node-informer").ms;
     console.log(
-      `| ${r.size} | ${r.variant} | ${r.ms} ms | ${r.runs.join(", ")} | ${(r.ms / r.limitMs).toFixed(2)} | ${(clientNode / r.ms).toFixed(2)} | ${r.rss} MiB |`,
+      `| ${r.size} | ${r.variant} | ${r.ms} ms | ${r.runs.join(", ")} | ${(r.ms / r.limitMs).toFixed(2)} | ${(clientNode / r.ms).toFixed(2)} | ${r.cpu} ms | ${r.apiserverCpu === undefined ? "n/a" : `${r.apiserverCpu} ms`} | ${r.rss} MiB |`,
     );
   }
   console.log("");

@@ -1,6 +1,8 @@
 // One cold sync of one variant, in its own process, so that each gets a fresh
 // heap and its own peak RSS. Prints one JSON line:
-//   {"variant", "objects", "ms", "peakRssMiB", "baselineRssMiB"}
+//   {"variant", "objects", "ms", "cpuMs", "peakRssMiB", "baselineRssMiB"}
+// (cpuMs: this process's user + system CPU time during the sync, startup
+// excluded; the limit adds "chunks": how many reads the stream arrived in)
 // Run by cold-sync.js: node sync-variant.js <variant> <kubeconfig> <namespace|*> <expected objects>
 import { request } from "node:https";
 import { URLSearchParams } from "node:url";
@@ -16,6 +18,8 @@ const CONFIGMAPS = { group: "", version: "v1", plural: "configmaps", namespaced:
 const collection = namespace ? `/api/v1/namespaces/${namespace}/configmaps` : "/api/v1/configmaps";
 
 const mib = (bytes) => bytes / 1024 / 1024;
+/** What a variant adds to its line of output. */
+const extra = {};
 const baselineRss = process.memoryUsage().rss;
 
 /** Tessera's reflector into a plain IndexedStore. */
@@ -94,7 +98,9 @@ async function limit() {
     const req = request(url, options, (res) => {
       let lines = 0;
       let tail = Buffer.alloc(0);
+      extra.chunks = 0;
       res.on("data", (chunk) => {
+        extra.chunks++;
         // The marker may straddle two chunks: look at the end of the last one too.
         const at = chunk.indexOf(marker);
         const straddles =
@@ -129,17 +135,21 @@ const variants = {
 };
 const run = variants[variant];
 if (!run) throw new Error(`unknown variant ${variant}; one of ${Object.keys(variants).join(", ")}`);
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const objects = await run();
 const ms = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
 const usage = process.resourceUsage();
 console.log(
   JSON.stringify({
     variant,
     objects,
     ms: Math.round(ms),
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
     peakRssMiB: Math.round(usage.maxRSS / 1024),
     baselineRssMiB: Math.round(mib(baselineRss)),
+    ...extra,
   }),
 );
 process.exit(0);
