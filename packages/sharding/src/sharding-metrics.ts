@@ -88,3 +88,83 @@ export class CoordinatorMetrics {
     if (slotsMoved > 0) this.moved.add(slotsMoved, this.attributes);
   }
 }
+
+/** What a sharded reflector reports, read at collection time. */
+export interface ShardedReflectorMetricsSnapshot {
+  /** Objects in the store from all the member's ranges. */
+  objects: number;
+  /** Range reflectors running (one watch each). */
+  ranges: number;
+  /** Whether the server filters by `shardSelector`; undefined until probed. */
+  serverFiltering: boolean | undefined;
+}
+
+/**
+ * A sharded reflector's instruments, attributes `resource` and, when given,
+ * `ring` and `member`:
+ *
+ * - `tessera_sharding_cached_objects` (gauge): objects the member caches
+ *   from its ranges.
+ * - `tessera_sharding_range_watches` (gauge): range reflectors (watches) running.
+ * - `tessera_sharding_server_filtering` (gauge): 1 when the server filters
+ *   by `shardSelector` (a LIST probe saw `shardInfo`), 0 when it does not and
+ *   the member filters client-side alone; absent until probed.
+ * - `tessera_sharding_client_filtered_total` (counter): list items and watch
+ *   events the client-side check dropped: what an unfiltering server sent
+ *   for other members.
+ */
+export class ShardedReflectorMetrics {
+  private readonly attributes: Attributes;
+  private readonly gauges: ObservableGauge[];
+  private readonly callbacks: ((r: ObservableResult) => void)[];
+  private readonly filtered: Counter;
+
+  constructor(
+    meter: Meter,
+    attributes: { resource: string; ring?: string; member?: string },
+    snapshot: () => ShardedReflectorMetricsSnapshot,
+  ) {
+    this.attributes = { ...attributes };
+    const define = (
+      name: string,
+      description: string,
+      value: (s: ShardedReflectorMetricsSnapshot) => number | undefined,
+    ) => {
+      const gauge = meter.createObservableGauge(name, { description });
+      const callback = (r: ObservableResult) => {
+        const v = value(snapshot());
+        if (v !== undefined) r.observe(v, this.attributes);
+      };
+      gauge.addCallback(callback);
+      return [gauge, callback] as const;
+    };
+    const defined = [
+      define(
+        "tessera_sharding_cached_objects",
+        "Objects this member caches from its shard ranges",
+        (s) => s.objects,
+      ),
+      define("tessera_sharding_range_watches", "Range reflectors (one watch each) running", (s) => s.ranges),
+      define(
+        "tessera_sharding_server_filtering",
+        "1 when the API server filters this resource by shardSelector, 0 when only the client does",
+        (s) => (s.serverFiltering === undefined ? undefined : s.serverFiltering ? 1 : 0),
+      ),
+    ];
+    this.gauges = defined.map(([g]) => g);
+    this.callbacks = defined.map(([, c]) => c);
+    this.filtered = meter.createCounter("tessera_sharding_client_filtered_total", {
+      description:
+        "List items and watch events outside the member's ranges, dropped by the client-side check",
+    });
+  }
+
+  clientFiltered(count: number): void {
+    this.filtered.add(count, this.attributes);
+  }
+
+  /** Stops reporting. */
+  close(): void {
+    this.gauges.forEach((g, i) => g.removeCallback(this.callbacks[i]!));
+  }
+}
