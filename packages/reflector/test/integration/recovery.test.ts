@@ -5,6 +5,7 @@ import {
   isResourceExpired,
   KubeListerWatcher,
   Reflector,
+  StreamDecodeError,
   type KubeObject,
 } from "../../src/index.js";
 import {
@@ -16,7 +17,10 @@ import {
   waitFor,
   waitForStoreEqualToList,
 } from "../support/cluster.js";
+import { CorruptingProxy } from "../support/corrupting-proxy.js";
 import { TestMetrics } from "../support/metric-reader.js";
+import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
+import { RecordingStore } from "../support/recording-store.js";
 
 describe("recovery against a real kube-apiserver", function () {
   this.timeout(180_000);
@@ -110,5 +114,74 @@ describe("recovery against a real kube-apiserver", function () {
     await waitForStoreEqualToList(store, kc, CONFIGMAPS, ns, 90_000);
     stop.abort();
     await done;
+  });
+
+  it("ends a watch on a malformed line with an error, resumes before it without a relist, and loses nothing", async () => {
+    const ns = "malformed";
+    await createNamespace(env.cp, ns);
+    await createConfigMaps(env.cp, ns, 30);
+    const proxy = new CorruptingProxy(env.cp);
+    await proxy.start();
+    const metrics = new TestMetrics();
+    const errors: unknown[] = [];
+    try {
+      const lw = new RecordingListerWatcher(
+        new KubeListerWatcher<KubeObject>(proxy.kubeConfig, CONFIGMAPS, { namespace: ns }),
+      );
+      const store = new RecordingStore<KubeObject>();
+      const reflector = new Reflector({
+        listerWatcher: lw,
+        store,
+        meter: metrics.meter,
+        onError: (e) => errors.push(e),
+      });
+      const stop = new AbortController();
+      const done = reflector.run(stop.signal);
+      await waitFor("the reflector to sync", () => reflector.hasSynced());
+      const data = (name: string): Record<string, string> | undefined =>
+        (store.inner.getByKey(`${ns}/${name}`) as { data?: Record<string, string> } | undefined)?.data;
+
+      // A change before the bad line is stored; then the MODIFIED line of cm-2 arrives corrupted.
+      await send(env.cp, "PATCH", `/api/v1/namespaces/${ns}/configmaps/cm-1`, { data: { v: "before" } });
+      await waitFor("cm-1's change", () => data("cm-1")?.v === "before");
+      const watchesBefore = lw.calls.filter((c) => c.verb === "watch").length;
+      proxy.corruptNext('"CORRUPT-ME');
+      await send(env.cp, "PATCH", `/api/v1/namespaces/${ns}/configmaps/cm-2`, {
+        data: { poison: "CORRUPT-ME-once" },
+      });
+      await waitFor("the decode error", () => errors.some((e) => e instanceof StreamDecodeError));
+      assert.equal(proxy.corruptions, 1);
+      const err = errors.find((e) => e instanceof StreamDecodeError) as StreamDecodeError;
+      assert.equal(err.reason, "MalformedStream");
+      assert.equal(err.verb, "watch");
+      assert.equal(err.resource, "configmaps");
+      assert.match(err.excerpt, /^\{"type":"MODIFIED"/, "the excerpt is the start of the bad line");
+      assert.equal(store.inner.size, 30, "nothing stored was dropped");
+      assert.equal(data("cm-1")?.v, "before");
+
+      // The resumed watch starts before the bad line, so the change it carried still arrives.
+      await waitFor(
+        "cm-2's change through the resumed watch",
+        () => data("cm-2")?.poison === "CORRUPT-ME-once",
+      );
+      const watches = lw.calls.filter((c) => c.verb === "watch");
+      assert.ok(watches.length > watchesBefore, "a new watch was opened");
+      const failed = watches.find((c) => c.error instanceof StreamDecodeError);
+      assert.ok(failed, "the watch that carried the bad line ended with the decode error");
+      const resumed = watches[watches.indexOf(failed) + 1];
+      assert.equal((resumed?.options as { sendInitialEvents?: boolean }).sendInitialEvents, undefined);
+      assert.ok(resumed?.options.resourceVersion, "resumed from a resourceVersion, not from now");
+      assert.deepEqual(
+        store.writes.filter((w) => w.op === "replace").length,
+        1,
+        "no relist: the store kept everything it had",
+      );
+      await waitForStoreEqualToList(store.inner, env.cp.kubeConfig, CONFIGMAPS, ns);
+      stop.abort();
+      await done;
+    } finally {
+      await metrics.shutdown();
+      await proxy.stop();
+    }
   });
 });
