@@ -249,5 +249,7 @@ describe("any resource, any credentials, against a real kube-apiserver", functio
       assert.equal(err.verb, "list");
       assert.match(err.message, /system:serviceaccount:default:nobody/);
     }
+    const gap = (errors[1]?.at ?? 0) - (errors[0]?.at ?? 0);
+    assert.ok(gap >= 800, `the retry waited the initial backoff (waited ${Math.round(gap)} ms)`);
   });
 });

@@ -147,4 +147,68 @@ describe("watch-list against a real kube-apiserver", function () {
       await proxy.stop();
     }
   });
+
+  it("resumes from another reflector's store and resourceVersion with one plain WATCH: no LIST, no watch-list", async () => {
+    const ns = "handover";
+    await createNamespace(env.cp, ns);
+    await createConfigMaps(env.cp, ns, 40);
+    const kc = env.cp.kubeConfig;
+    const store = new RecordingStore<KubeObject>();
+    const first = new Reflector({
+      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      store,
+      consistencyCheck: false,
+    });
+    const initial = await requestCounts(env.cp, "configmaps");
+    const stopFirst = new AbortController();
+    const firstDone = first.run(stopFirst.signal);
+    await waitFor("the first reflector to sync", () => first.hasSynced());
+    stopFirst.abort();
+    await firstDone;
+    const handedOverAt = first.lastSyncResourceVersion;
+    // Changes while no reflector runs: the resumed watch must deliver them from handedOverAt.
+    await send(env.cp, "PATCH", `/api/v1/namespaces/${ns}/configmaps/cm-3`, { data: { gap: "yes" } });
+    await send(env.cp, "DELETE", `/api/v1/namespaces/${ns}/configmaps/cm-4`, undefined);
+    await createConfigMaps(env.cp, ns, 2, 10, "gap");
+
+    const dataOf = (name: string): Record<string, string> | undefined =>
+      (store.inner.getByKey(`${ns}/${name}`) as { data?: Record<string, string> } | undefined)?.data;
+    assert.equal(dataOf("cm-3")?.gap, undefined, "cm-3's change is not in the handed-over store");
+
+    const metrics = new TestMetrics();
+    let before = initial;
+    await waitFor("the apiserver to count the first reflector's WATCH", async () => {
+      before = await requestCounts(env.cp, "configmaps");
+      return (before.WATCH ?? 0) > (initial.WATCH ?? 0);
+    });
+    const second = new Reflector({
+      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      store,
+      resumeFrom: handedOverAt,
+      meter: metrics.meter,
+    });
+    assert.equal(second.hasSynced(), true);
+    const stop = new AbortController();
+    const done = second.run(stop.signal);
+    // Waited for without a LIST, which the request count below would include.
+    const has = (name: string): boolean => store.inner.has(`${ns}/${name}`);
+    await waitFor(
+      "the changes made between the two reflectors",
+      () => dataOf("cm-3")?.gap === "yes" && !has("cm-4") && has("gap-0") && has("gap-1"),
+    );
+    assert.equal(store.writes.filter((w) => w.op === "replace").length, 1, "only the first reflector's sync");
+    assert.equal(await metrics.sum("tessera_reflector_watches_total", { mode: "watch" }), 1);
+    assert.equal(await metrics.sum("tessera_reflector_watches_total", { mode: "watch-list" }), 0);
+    stop.abort();
+    await done;
+    let after = before;
+    await waitFor("the apiserver to count the finished WATCH", async () => {
+      after = await requestCounts(env.cp, "configmaps");
+      return (after.WATCH ?? 0) > (before.WATCH ?? 0);
+    });
+    assert.equal((after.WATCH ?? 0) - (before.WATCH ?? 0), 1, "one WATCH");
+    assert.equal((after.LIST ?? 0) - (before.LIST ?? 0), 0, "no LIST");
+    await waitForStoreEqualToList(store.inner, kc, CONFIGMAPS, ns);
+    await metrics.shutdown();
+  });
 });
