@@ -39,9 +39,10 @@ export class RangeListerWatcher<T extends KubeObject> implements ListerWatcher<T
 
   async list(options: ListOptions, signal?: AbortSignal): Promise<ObjectList<T>> {
     const page = await this.inner.list({ ...options, shardSelector: this.param }, signal);
-    const items = page.items.filter((obj) => this.selector.matchesObject(obj));
-    if (items.length !== page.items.length) this.onFiltered(page.items.length - items.length);
-    return items.length === page.items.length ? page : { ...page, items };
+    const all = page.items ?? []; // an empty list may come as `items: null`
+    const items = all.filter((obj) => this.selector.matchesObject(obj));
+    if (items.length !== all.length) this.onFiltered(all.length - items.length);
+    return items.length === all.length && page.items ? page : { ...page, items };
   }
 
   watch(options: WatchOptions, onEvent: WatchEventHandler<T>, signal?: AbortSignal): Promise<void> {

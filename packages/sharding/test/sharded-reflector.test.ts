@@ -350,6 +350,10 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     assert.equal(h.sharded.hasSynced(), false);
     let synced = false;
     void h.sharded.waitForSync().then((s) => (synced = s));
+    const gaveUp = new AbortController();
+    const abandoned = h.sharded.waitForSync(gaveUp.signal);
+    gaveUp.abort();
+    assert.equal(await abandoned, false, "an aborted wait resolves false");
     await settle(undefined, 10);
     assert.equal(synced, false);
     h.lw.resume();
