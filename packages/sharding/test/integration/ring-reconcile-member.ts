@@ -1,0 +1,188 @@
+// One replica of a sharded ConfigMap controller as its own process, for the
+// reconcile-ledger integration test (ring-reconcile.test.ts): a ShardMember
+// and a RingCoordinator with short durations, a cache of the ConfigMaps of one
+// namespace, a work queue and a worker pool whose "reconcile" only waits.
+//
+// It prints one JSON line per event on stdout, times in microseconds of the
+// machine-wide monotonic clock (process.hrtime), so lines of several processes
+// can be compared:
+//   {ev:"start"|"end", key, rv, t}   a reconcile began (guard passed) / ended
+//   {ev:"gain"|"lose", slots, t, epoch}  at the start of onAssignment
+//   {ev:"released", slots, t, epoch}     once the reconciles of lost slots have ended
+//                                        (just before the epoch is acknowledged)
+//   {ev:"epoch", epoch, queued, inFlight} and {ev:"leader", leading}, every 200 ms
+//   {ev:"synced"} once the cache holds the first full list
+//   {ev:"fenced", t}, {ev:"stopped", t}
+// stdout is a pipe, and pipe writes are synchronous on Linux: a line written
+// before a SIGKILL is read by the parent.
+//
+// Usage: node ring-reconcile-member.js <kubeconfig> <ring namespace> <ring> <identity> <objects namespace>
+// (the ring's Leases and assignment ConfigMap live apart from the ConfigMaps it reconciles).
+import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
+import { KubeListerWatcher, metaNamespaceKey, Reflector } from "@tessera/reflector";
+import { WorkQueue, WorkerPool } from "@tessera/workqueue";
+import { createDequeueGuard, RingCoordinator, ShardMember, SlotSpace } from "../../src/index.js";
+import { EnqueuingCache } from "./ring-reconcile-cache.js";
+import { InFlightReconciles } from "./ring-reconcile-in-flight.js";
+
+const [kubeconfigPath, namespace, ring, identity, objectsNamespace] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromFile(kubeconfigPath);
+// Shorter than the defaults to keep the test quick, but with room for a
+// renewal to wait behind a cold watch-list of 5,000 objects on a loaded 2-core machine.
+const durations = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 };
+/** Enough workers that the slow tail below does not starve the fast reconciles. */
+const WORKERS = 16;
+const now = () => Number(process.hrtime.bigint() / 1000n);
+const emit = (event: Record<string, unknown>) => process.stdout.write(JSON.stringify(event) + "\n");
+
+/**
+ * How long one reconcile waits: mostly 5-30 ms; 3% take 200-1200 ms, so that
+ * a handover regularly finds reconciles of the slots it moves still running,
+ * and onAssignment's wait for them is actually exercised.
+ */
+const reconcileDelayMs = () => (Math.random() < 0.03 ? 200 + Math.random() * 1_000 : 5 + Math.random() * 25);
+
+/** A copy of `items` in random order (Fisher-Yates). */
+function shuffled<T>(items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+const space = new SlotSpace();
+const slotOf = (cm: V1ConfigMap) => space.slotOfKey(cm.metadata?.uid ?? "");
+const queue = new WorkQueue<string>({ name: `configmaps-${identity}` });
+const inFlight = new InFlightReconciles();
+/** The slots gained and not yet released: active, or lost with reconciles still running. */
+const held = new Set<number>();
+const cache = new EnqueuingCache({
+  mayEnqueue: (cm) => member.activeSlots.has(slotOf(cm)),
+  enqueue: (key) => queue.add(key),
+});
+const mayProcess = createDequeueGuard({
+  space,
+  field: "object.metadata.uid",
+  ownedSlots: () => member.activeSlots,
+  lookup: (key) => cache.getByKey(key),
+});
+
+const member = new ShardMember({
+  kubeConfig,
+  namespace,
+  ring,
+  identity,
+  pollIntervalMs: 200,
+  ...durations,
+  onAssignment: async ({ epoch, gained, lost }) => {
+    // Runs synchronously up to the first await, before any worker can see
+    // the new active slots: the gain line comes before any reconcile of them.
+    if (gained.size > 0) {
+      for (const s of gained) held.add(s);
+      emit({ ev: "gain", slots: [...gained], t: now(), epoch });
+      // In random order: taken in the cache's (sorted) order, a new owner
+      // would trail the old one's backlog of the same keys in lockstep, and
+      // late work on a moved key would rarely meet the new owner's.
+      const keys = cache.list().flatMap((cm) => (gained.has(slotOf(cm)) ? [metaNamespaceKey(cm)] : []));
+      for (const key of shuffled(keys)) queue.add(key);
+    }
+    if (lost.size > 0) {
+      emit({ ev: "lose", slots: [...lost], t: now(), epoch });
+      // The handover contract: the epoch is acknowledged (and the slots may
+      // go to another member) only once our reconciles of them have ended.
+      await inFlight.settledFor(lost);
+      for (const s of lost) held.delete(s);
+      emit({ ev: "released", slots: [...lost], t: now(), epoch });
+    }
+  },
+});
+// Fenced (the Lease could not be renewed in time): no new work starts; the
+// slots count as released once the reconciles already running have ended.
+member.fence.addEventListener("abort", () => {
+  emit({ ev: "fenced", t: now() });
+  const slots = new Set(held);
+  held.clear();
+  if (slots.size === 0) return;
+  void inFlight.settledFor(slots).then(() => emit({ ev: "released", slots: [...slots], t: now() }));
+});
+
+const pool = new WorkerPool<string>({
+  queue,
+  concurrency: WORKERS,
+  handler: async (key) => {
+    // Guard, registration and the start line happen in one synchronous step,
+    // so an onAssignment that runs after the guard passed sees this reconcile.
+    if (!mayProcess(key)) return;
+    const cm = cache.getByKey(key)!;
+    const finished = inFlight.begin(slotOf(cm));
+    emit({ ev: "start", key, rv: cm.metadata?.resourceVersion, t: now() });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, reconcileDelayMs()));
+      emit({ ev: "end", key, rv: cache.getByKey(key)?.metadata?.resourceVersion, t: now() });
+    } finally {
+      finished();
+    }
+  },
+});
+
+const reflector = new Reflector<V1ConfigMap>({
+  listerWatcher: new KubeListerWatcher<V1ConfigMap>(
+    kubeConfig,
+    { group: "", version: "v1", plural: "configmaps", namespaced: true },
+    { namespace: objectsNamespace },
+  ),
+  store: cache,
+  transform: (cm) => ({ ...cm, metadata: { ...cm.metadata, managedFields: undefined } }),
+});
+
+const coordinator = new RingCoordinator({
+  kubeConfig,
+  namespace,
+  ring,
+  identity,
+  pollIntervalMs: 200,
+  expiryMarginMs: 1_000,
+  election: durations,
+});
+
+const stop = new AbortController();
+const reflecting = reflector.run(stop.signal).catch((err: unknown) => {
+  process.stderr.write(`${identity}: reflector stopped: ${String(err)}\n`);
+  process.exit(1);
+});
+const reportSynced = setInterval(() => {
+  if (!reflector.hasSynced()) return;
+  clearInterval(reportSynced);
+  emit({ ev: "synced" });
+}, 50);
+pool.start();
+await member.start();
+const coordinating = coordinator.run(stop.signal);
+const report = setInterval(() => {
+  emit({ ev: "leader", leading: coordinator.isLeader });
+  emit({ ev: "epoch", epoch: member.epoch ?? -1, queued: queue.len(), inFlight: inFlight.size });
+}, 200);
+
+process.once("SIGTERM", () => {
+  void (async () => {
+    clearInterval(report);
+    clearInterval(reportSynced);
+    stop.abort();
+    await coordinating;
+    // Releases every slot through onAssignment (waiting for their reconciles), then the Lease.
+    await member.stop();
+    await pool.stop({ deadlineMs: 5_000 });
+    await reflecting;
+    emit({ ev: "stopped", t: now() });
+    process.exit(0);
+  })();
+});
