@@ -3,7 +3,8 @@
 // Tessera watch-list (reflector into an IndexedStore, and through a DeltaFIFO
 // as an informer runs it), Tessera LIST + WATCH, @kubernetes/client-node's
 // informer, and the limit (the same watch-list stream received and
-// discarded). Each variant runs RUNS times per size, interleaved; the median
+// discarded). Each variant runs RUNS times per size, interleaved, each round
+// in a rotated order (with RUNS=5 every variant runs once in every position); the median
 // time and the median peak RSS are reported, with ratios, and the median CPU
 // time of the client (during the sync) and of the kube-apiserver (over the
 // child's whole life, from /proc on Linux; about 16 ms/s of it is the
@@ -155,7 +156,10 @@ try {
     // One warm-up round (the apiserver's caches, the page cache), not counted.
     for (const v of VARIANTS) await runVariant(v, kubeconfig, size.namespace, size.expected, apiserver);
     for (let r = 0; r < RUNS; r++) {
-      for (const v of VARIANTS) {
+      // Each round starts one variant later, so that no variant always follows the same one: a run
+      // leaves garbage in the apiserver whose collection lands in the next run.
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + r) % VARIANTS.length]);
+      for (const v of order) {
         const result = await runVariant(v, kubeconfig, size.namespace, size.expected, apiserver);
         if (result.objects < size.expected)
           throw new Error(`${v} synced ${result.objects} < ${size.expected}`);
