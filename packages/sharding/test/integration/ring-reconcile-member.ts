@@ -1,17 +1,19 @@
 // One replica of a sharded ConfigMap controller as its own process, for the
 // reconcile-ledger integration test (ring-reconcile.test.ts): a ShardMember
-// and a RingCoordinator with short durations, a cache of the ConfigMaps of one
-// namespace, a work queue and a worker pool whose "reconcile" only waits.
+// and a RingCoordinator with short durations, a ShardedReflector (one
+// reflector per owned range, sending it as shardSelector) feeding a cache of
+// the member's ConfigMaps, a work queue and a worker pool whose "reconcile"
+// only waits.
 //
 // It prints one JSON line per event on stdout, times in microseconds of the
 // machine-wide monotonic clock (process.hrtime), so lines of several processes
 // can be compared:
-//   {ev:"start"|"end", key, rv, t}   a reconcile began (guard passed) / ended
+//   {ev:"start"|"end", key, rv, t}   a reconcile began (guard passed) / ended; rv null: not cached
 //   {ev:"gain"|"lose", slots, t, epoch}  at the start of onAssignment
 //   {ev:"released", slots, t, epoch}     once the reconciles of lost slots have ended
 //                                        (just before the epoch is acknowledged)
-//   {ev:"epoch", epoch, queued, inFlight} and {ev:"leader", leading}, every 200 ms
-//   {ev:"synced"} once the cache holds the first full list
+//   {ev:"epoch", epoch, queued, inFlight, serverFiltering} and {ev:"leader", leading}, every 200 ms
+//   {ev:"synced"} once every range the member was first given is listed
 //   {ev:"fenced", t}, {ev:"stopped", t}
 // stdout is a pipe, and pipe writes are synchronous on Linux: a line written
 // before a SIGKILL is read by the parent.
@@ -19,9 +21,15 @@
 // Usage: node ring-reconcile-member.js <kubeconfig> <ring namespace> <ring> <identity> <objects namespace>
 // (the ring's Leases and assignment ConfigMap live apart from the ConfigMaps it reconciles).
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
-import { KubeListerWatcher, metaNamespaceKey, Reflector } from "@tessera/reflector";
+import { KubeListerWatcher } from "@tessera/reflector";
 import { WorkQueue, WorkerPool } from "@tessera/workqueue";
-import { createDequeueGuard, RingCoordinator, ShardMember, SlotSpace } from "../../src/index.js";
+import {
+  createDequeueGuard,
+  RingCoordinator,
+  ShardedReflector,
+  ShardMember,
+  SlotSpace,
+} from "../../src/index.js";
 import { EnqueuingCache } from "./ring-reconcile-cache.js";
 import { InFlightReconciles } from "./ring-reconcile-in-flight.js";
 
@@ -49,16 +57,6 @@ const emit = (event: Record<string, unknown>) => process.stdout.write(JSON.strin
  */
 const reconcileDelayMs = () => (Math.random() < 0.03 ? 200 + Math.random() * 1_000 : 5 + Math.random() * 25);
 
-/** A copy of `items` in random order (Fisher-Yates). */
-function shuffled<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
-
 const space = new SlotSpace();
 const slotOf = (cm: V1ConfigMap) => space.slotOfKey(cm.metadata?.uid ?? "");
 const queue = new WorkQueue<string>({ name: `configmaps-${identity}` });
@@ -68,6 +66,17 @@ const held = new Set<number>();
 const cache = new EnqueuingCache({
   mayEnqueue: (cm) => member.activeSlots.has(slotOf(cm)),
   enqueue: (key) => queue.add(key),
+});
+const sharded = new ShardedReflector<V1ConfigMap>({
+  listerWatcher: new KubeListerWatcher<V1ConfigMap>(
+    kubeConfig,
+    { group: "", version: "v1", plural: "configmaps", namespaced: true },
+    { namespace: objectsNamespace },
+  ),
+  store: cache,
+  ring,
+  member: identity,
+  reflector: { transform: (cm) => ({ ...cm, metadata: { ...cm.metadata, managedFields: undefined } }) },
 });
 const mayProcess = createDequeueGuard({
   space,
@@ -83,23 +92,23 @@ const member = new ShardMember({
   identity,
   pollIntervalMs: 200,
   ...durations,
-  onAssignment: async ({ epoch, gained, lost }) => {
+  onAssignment: async ({ epoch, active, gained, lost }) => {
     // Runs synchronously up to the first await, before any worker can see
     // the new active slots: the gain line comes before any reconcile of them.
     if (gained.size > 0) {
       for (const s of gained) held.add(s);
       emit({ ev: "gain", slots: [...gained], t: now(), epoch });
-      // In random order: taken in the cache's (sorted) order, a new owner
-      // would trail the old one's backlog of the same keys in lockstep, and
-      // late work on a moved key would rarely meet the new owner's.
-      const keys = cache.list().flatMap((cm) => (gained.has(slotOf(cm)) ? [metaNamespaceKey(cm)] : []));
-      for (const key of shuffled(keys)) queue.add(key);
     }
+    if (lost.size > 0) emit({ ev: "lose", slots: [...lost], t: now(), epoch });
+    // Gained ranges start listing (their objects are enqueued as they
+    // arrive); lost ones are stopped and their objects evicted before this
+    // resolves, so the guard drops their keys still queued.
+    const rangesSet = sharded.setSlots(active, space);
+    // The handover contract: the epoch is acknowledged (and the slots may go
+    // to another member) only once our reconciles of them have ended.
+    const ending = inFlight.settledFor(lost);
+    await Promise.all([rangesSet, ending]);
     if (lost.size > 0) {
-      emit({ ev: "lose", slots: [...lost], t: now(), epoch });
-      // The handover contract: the epoch is acknowledged (and the slots may
-      // go to another member) only once our reconciles of them have ended.
-      await inFlight.settledFor(lost);
       for (const s of lost) held.delete(s);
       emit({ ev: "released", slots: [...lost], t: now(), epoch });
     }
@@ -122,26 +131,20 @@ const pool = new WorkerPool<string>({
     // Guard, registration and the start line happen in one synchronous step,
     // so an onAssignment that runs after the guard passed sees this reconcile.
     if (!mayProcess(key)) return;
-    const cm = cache.getByKey(key)!;
-    const finished = inFlight.begin(slotOf(cm));
-    emit({ ev: "start", key, rv: cm.metadata?.resourceVersion, t: now() });
+    // An object not in the cache (deleted, or evicted with its range) is
+    // reconciled as absent, as a controller would; the guard drops such keys
+    // (whenUnknown "drop"), so this happens only if the guard let one through.
+    // Its slot is unknown: every handover waits for it.
+    const cm = cache.getByKey(key);
+    const finished = inFlight.begin(cm ? slotOf(cm) : undefined);
+    emit({ ev: "start", key, rv: cm?.metadata?.resourceVersion ?? null, t: now() });
     try {
       await new Promise((resolve) => setTimeout(resolve, reconcileDelayMs()));
-      emit({ ev: "end", key, rv: cache.getByKey(key)?.metadata?.resourceVersion, t: now() });
+      emit({ ev: "end", key, rv: cache.getByKey(key)?.metadata?.resourceVersion ?? null, t: now() });
     } finally {
       finished();
     }
   },
-});
-
-const reflector = new Reflector<V1ConfigMap>({
-  listerWatcher: new KubeListerWatcher<V1ConfigMap>(
-    kubeConfig,
-    { group: "", version: "v1", plural: "configmaps", namespaced: true },
-    { namespace: objectsNamespace },
-  ),
-  store: cache,
-  transform: (cm) => ({ ...cm, metadata: { ...cm.metadata, managedFields: undefined } }),
 });
 
 const coordinator = new RingCoordinator({
@@ -154,34 +157,42 @@ const coordinator = new RingCoordinator({
   election: durations,
 });
 
-const stop = new AbortController();
-const reflecting = reflector.run(stop.signal).catch((err: unknown) => {
-  process.stderr.write(`${identity}: reflector stopped: ${String(err)}\n`);
+const stopCoordinating = new AbortController();
+const stopWatching = new AbortController();
+const watching = sharded.run(stopWatching.signal).catch((err: unknown) => {
+  process.stderr.write(`${identity}: sharded reflector stopped: ${String(err)}\n`);
   process.exit(1);
 });
 const reportSynced = setInterval(() => {
-  if (!reflector.hasSynced()) return;
+  if (!sharded.hasSynced()) return;
   clearInterval(reportSynced);
   emit({ ev: "synced" });
 }, 50);
 pool.start();
 await member.start();
-const coordinating = coordinator.run(stop.signal);
+const coordinating = coordinator.run(stopCoordinating.signal);
 const report = setInterval(() => {
   emit({ ev: "leader", leading: coordinator.isLeader });
-  emit({ ev: "epoch", epoch: member.epoch ?? -1, queued: queue.len(), inFlight: inFlight.size });
+  emit({
+    ev: "epoch",
+    epoch: member.epoch ?? -1,
+    queued: queue.len(),
+    inFlight: inFlight.size,
+    serverFiltering: sharded.serverFiltering,
+  });
 }, 200);
 
 process.once("SIGTERM", () => {
   void (async () => {
     clearInterval(report);
     clearInterval(reportSynced);
-    stop.abort();
+    stopCoordinating.abort();
     await coordinating;
     // Releases every slot through onAssignment (waiting for their reconciles), then the Lease.
     await member.stop();
     await pool.stop({ deadlineMs: 5_000 });
-    await reflecting;
+    stopWatching.abort();
+    await watching;
     emit({ ev: "stopped", t: now() });
     process.exit(0);
   })();

@@ -33,7 +33,8 @@ interface SlotWindow {
 interface Reconcile {
   identity: string;
   key: string;
-  startRv: string;
+  /** The resourceVersion in the cache when it began; null: the object was not cached. */
+  startRv: string | null;
   start: number;
   end: number;
   /** Whether the member itself printed the end (false: it was SIGKILLed first). */
@@ -48,11 +49,13 @@ interface Proc {
   leading: boolean;
   queued: number;
   inFlight: number;
+  /** What the member's ShardedReflector found out: does the server filter by shardSelector? */
+  serverFiltering: boolean | undefined;
   stopped: boolean;
   /** slot -> when this process gained it (until it printed "released") */
   holding: Map<number, number>;
   /** key -> the reconcile this process has running on it */
-  open: Map<string, { start: number; rv: string }>;
+  open: Map<string, { start: number; rv: string | null }>;
 }
 
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight. */
@@ -127,7 +130,8 @@ function ledgerSuite(gate: boolean): void {
       await Promise.all([...procs.values()].map((p) => p.exited));
     });
     const env = useControlPlane({ featureGates: { ShardedListAndWatch: gate } });
-    const lived = new Set<string>();
+    /** Every member process started, alive or not. */
+    const lived = new Map<string, Proc>();
     const ledger: Reconcile[] = [];
     const windows: SlotWindow[] = [];
     /** Lines that make no sense as a ledger (checked at the end, not thrown from the stream handler). */
@@ -148,6 +152,7 @@ function ledgerSuite(gate: boolean): void {
         leading: false,
         queued: 0,
         inFlight: 0,
+        serverFiltering: undefined,
         stopped: false,
         holding: new Map(),
         open: new Map(),
@@ -156,18 +161,19 @@ function ledgerSuite(gate: boolean): void {
         const ev = JSON.parse(line) as {
           ev: string;
           key?: string;
-          rv?: string;
+          rv?: string | null;
           t?: number;
           slots?: number[];
           epoch?: number;
           leading?: boolean;
           queued?: number;
           inFlight?: number;
+          serverFiltering?: boolean;
         };
         switch (ev.ev) {
           case "start":
             if (proc.open.has(ev.key!)) garbled.push(`${identity} started ${ev.key} twice at once`);
-            proc.open.set(ev.key!, { start: ev.t!, rv: ev.rv! });
+            proc.open.set(ev.key!, { start: ev.t!, rv: ev.rv ?? null });
             break;
           case "end": {
             const open = proc.open.get(ev.key!);
@@ -199,6 +205,7 @@ function ledgerSuite(gate: boolean): void {
             proc.epoch = ev.epoch!;
             proc.queued = ev.queued!;
             proc.inFlight = ev.inFlight!;
+            proc.serverFiltering = ev.serverFiltering;
             break;
           case "leader":
             proc.leading = ev.leading!;
@@ -212,7 +219,7 @@ function ledgerSuite(gate: boolean): void {
         }
       });
       procs.set(identity, proc);
-      lived.add(identity);
+      lived.set(identity, proc);
       return proc;
     }
 
@@ -341,7 +348,10 @@ function ledgerSuite(gate: boolean): void {
       const lastSentOf = (key: string) => writer.lastSent.get(key.slice(NS.length + 1)) ?? 0;
       /** Whether `r` began after the key's last write was sent and saw its final resourceVersion. */
       const afterLastWrite = (r: Reconcile) =>
-        r.ended && BigInt(r.startRv) >= finalRv.get(r.key)! && r.start >= lastSentOf(r.key);
+        r.ended &&
+        r.startRv !== null &&
+        BigInt(r.startRv) >= finalRv.get(r.key)! &&
+        r.start >= lastSentOf(r.key);
 
       // Quiescence: every object has such a reconcile and the survivor has nothing queued or running.
       const deadline = Date.now() + 90_000;
@@ -373,7 +383,7 @@ function ledgerSuite(gate: boolean): void {
         if (list) list.push(r);
         else byKey.set(r.key, [r]);
       }
-      const perMember = new Map([...lived].map((id) => [id, 0]));
+      const perMember = new Map([...lived.keys()].map((id) => [id, 0]));
       for (const r of ledger) perMember.set(r.identity, perMember.get(r.identity)! + 1);
       console.log(
         `      ledger: ${ledger.length} reconciles of ${byKey.size} keys ` +
@@ -466,6 +476,10 @@ function ledgerSuite(gate: boolean): void {
 
       // (3) Every member that lived did some of the work.
       for (const [id, count] of perMember) assert.ok(count > 0, `${id} reconciled nothing`);
+      // ... watching its ranges with the server filtering them, or not, as the gate says.
+      for (const p of lived.values()) {
+        assert.equal(p.serverFiltering, gate, `${p.identity}: server filtering by shardSelector`);
+      }
     });
   });
 }
