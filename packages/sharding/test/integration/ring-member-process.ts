@@ -9,7 +9,8 @@ import { RingCoordinator, ShardMember } from "../../src/index.js";
 const [kubeconfigPath, namespace, ring, identity] = process.argv.slice(2) as [string, string, string, string];
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromFile(kubeconfigPath);
-const durations = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 };
+// A 2 s renew deadline proved too tight for a member starting on a loaded 2-core machine (it fenced itself).
+const durations = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 };
 const now = () => Number(process.hrtime.bigint() / 1000n);
 const emit = (event: Record<string, unknown>) =>
   process.stdout.write(JSON.stringify({ ...event, identity }) + "\n");
