@@ -1,25 +1,8 @@
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
-import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import {
-  ApiStatusError,
-  collectionPath,
-  ConnectionError,
-  describeResource,
-  NdjsonDecoder,
-  StreamDecodeError,
-  toQueryString,
+  KubeListerWatcher,
   type KubeListerWatcherOptions,
-  type ListerWatcher,
-  type ListOptions,
-  type ListWatchErrorContext,
-  type ListWatchVerb,
-  type ObjectList,
   type ResourceDescriptor,
-  type Status,
-  type WatchEvent,
-  type WatchEventHandler,
-  type WatchOptions,
 } from "@tessera/reflector";
 import {
   METADATA_LIST_ACCEPT,
@@ -27,285 +10,26 @@ import {
   type PartialObjectMetadata,
 } from "./partial-object-metadata.js";
 
-/** Most bytes of an error response read for its Status. */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-const EVENT_TYPES: ReadonlySet<string> = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]);
-
-/** The StatusReason the apiserver uses for an HTTP code, for responses without a Status body. */
-const REASONS: Readonly<Record<number, string>> = {
-  400: "BadRequest",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "NotFound",
-  405: "MethodNotAllowed",
-  406: "NotAcceptable",
-  409: "Conflict",
-  410: "Expired",
-  415: "UnsupportedMediaType",
-  422: "Invalid",
-  429: "TooManyRequests",
-  500: "InternalError",
-  503: "ServiceUnavailable",
-  504: "Timeout",
-};
-
 /**
- * A {@link ListerWatcher} that asks the server for metadata only: LISTs with
+ * A {@link KubeListerWatcher} that asks the server for metadata only: LISTs with
  * `Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`
  * and WATCHes with `as=PartialObjectMetadata`, so a collection whose bodies
  * are large (Secrets, ConfigMaps, Pods) is cached at the cost of its metadata.
- * Same contract, authentication and error types as the reflector's
- * `KubeListerWatcher` (whose requests always accept plain JSON).
+ * Same contract, authentication and error types as `KubeListerWatcher`; plain
+ * JSON is accepted as the fallback, so a server without the metadata
+ * conversion still answers (with whole objects).
  *
  * ```ts
  * const lw = new MetadataListerWatcher(kc, { group: "", version: "v1", plural: "secrets", namespaced: true });
  * const informer = new SharedIndexInformer({ listerWatcher: lw });
  * ```
  */
-export class MetadataListerWatcher implements ListerWatcher<PartialObjectMetadata> {
-  readonly resource: string;
-  readonly namespace: string | undefined;
-  private readonly path: string;
-
-  constructor(
-    private readonly kubeConfig: KubeConfig,
-    resource: ResourceDescriptor,
-    private readonly options: KubeListerWatcherOptions = {},
-  ) {
-    this.resource = describeResource(resource);
-    this.namespace = resource.namespaced && options.namespace ? options.namespace : undefined;
-    this.path = collectionPath(resource, this.namespace);
-  }
-
-  async list(options: ListOptions, signal?: AbortSignal): Promise<ObjectList<PartialObjectMetadata>> {
-    const context = this.context("list");
-    const res = await this.open(
-      context,
-      METADATA_LIST_ACCEPT,
-      toQueryString(this.withDefaults(options), false),
-      signal,
-    );
-    const body = (await readBody(res, context, Number.POSITIVE_INFINITY, signal)).toString("utf8");
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch (err) {
-      throw new StreamDecodeError(context, "the list response is not JSON", body.slice(0, 200), err);
-    }
-    const list = parsed as ObjectList<PartialObjectMetadata> | null;
-    if (list === null || typeof list !== "object" || !(Array.isArray(list.items) || list.items === null)) {
-      throw new StreamDecodeError(context, "the list response has no items array", body.slice(0, 200));
-    }
-    if (list.items === null) list.items = [];
-    return list;
-  }
-
-  async watch(
-    options: WatchOptions,
-    onEvent: WatchEventHandler<PartialObjectMetadata>,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    const context = this.context("watch");
-    const res = await this.open(
-      context,
-      METADATA_WATCH_ACCEPT,
-      toQueryString(this.withDefaults(options), true),
-      signal,
-    );
-    await new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const fail = (err: unknown): void => {
-        if (settled) return;
-        settled = true;
-        signal?.removeEventListener("abort", onAbort);
-        res.destroy();
-        reject(err);
-      };
-      const onAbort = (): void => fail(signal?.reason);
-      if (signal?.aborted) return fail(signal.reason);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const decoder = new NdjsonDecoder(context, (value) => onEvent(toWatchEvent(value, context)));
-      res.on("data", (chunk: Buffer) => {
-        if (settled) return;
-        try {
-          decoder.write(chunk);
-        } catch (err) {
-          fail(err);
-        }
-      });
-      res.on("end", () => {
-        if (settled) return;
-        try {
-          decoder.end();
-        } catch (err) {
-          return fail(err);
-        }
-        settled = true;
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      });
-      res.on("error", (err) =>
-        fail(new ConnectionError(context, `the watch stream broke: ${err.message}`, err)),
-      );
-      res.on("close", () => {
-        if (!res.complete) fail(new ConnectionError(context, "the watch stream was closed before its end"));
-      });
-    });
-  }
-
-  private withDefaults<O extends ListOptions | WatchOptions>(options: O): O {
-    const { labelSelector, fieldSelector, shardSelector } = this.options;
-    return {
-      ...(labelSelector !== undefined ? { labelSelector } : {}),
-      ...(fieldSelector !== undefined ? { fieldSelector } : {}),
-      ...(shardSelector !== undefined ? { shardSelector } : {}),
+export class MetadataListerWatcher extends KubeListerWatcher<PartialObjectMetadata> {
+  /** `options.accept`, if given, is replaced by the metadata media types. */
+  constructor(kubeConfig: KubeConfig, resource: ResourceDescriptor, options: KubeListerWatcherOptions = {}) {
+    super(kubeConfig, resource, {
       ...options,
-    };
-  }
-
-  private context(verb: ListWatchVerb): ListWatchErrorContext {
-    return this.namespace === undefined
-      ? { resource: this.resource, verb }
-      : { resource: this.resource, verb, namespace: this.namespace };
-  }
-
-  /** Sends the GET and resolves with a 2xx response; any other answer rejects with its Status. */
-  private async open(
-    context: ListWatchErrorContext,
-    accept: string,
-    query: string,
-    signal?: AbortSignal,
-  ): Promise<IncomingMessage> {
-    signal?.throwIfAborted();
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new ConnectionError(context, "the KubeConfig has no current cluster");
-    const url = new URL(cluster.server.replace(/\/+$/, "") + this.path + (query ? `?${query}` : ""));
-    const options: RequestOptions = { method: "GET", headers: { Accept: accept } };
-    try {
-      await this.kubeConfig.applyToHTTPSOptions(options);
-    } catch (err) {
-      throw new ConnectionError(
-        context,
-        `could not apply the KubeConfig's credentials: ${errorText(err)}`,
-        err,
-      );
-    }
-    signal?.throwIfAborted();
-    const send = url.protocol === "http:" ? httpRequest : httpsRequest;
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(url, options, resolve);
-      const onAbort = (): void => {
-        req.destroy();
-        reject(signal?.reason);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      req.on("response", () => signal?.removeEventListener("abort", onAbort));
-      req.on("error", (err) => {
-        signal?.removeEventListener("abort", onAbort);
-        reject(
-          signal?.aborted
-            ? signal.reason
-            : new ConnectionError(context, `request failed: ${err.message}`, err),
-        );
-      });
-      req.end();
+      accept: { list: METADATA_LIST_ACCEPT, watch: METADATA_WATCH_ACCEPT },
     });
-    const code = res.statusCode ?? 0;
-    if (code >= 200 && code < 300) return res;
-    throw await errorFromResponse(res, context, signal);
   }
-}
-
-async function errorFromResponse(
-  res: IncomingMessage,
-  context: ListWatchErrorContext,
-  signal?: AbortSignal,
-): Promise<ApiStatusError> {
-  const code = res.statusCode ?? 0;
-  let body = "";
-  try {
-    body = (await readBody(res, context, MAX_ERROR_BODY_BYTES, signal)).toString("utf8");
-  } catch {
-    // The status line says enough.
-  }
-  let status: Status | undefined;
-  try {
-    const parsed = JSON.parse(body) as Status;
-    if (parsed && typeof parsed === "object" && parsed.kind === "Status") status = parsed;
-  } catch {
-    // Not a Status: keep the text.
-  }
-  const reason = status?.reason || REASONS[code] || "Unknown";
-  const message = status?.message || body.trim().slice(0, 500) || res.statusMessage || "no message";
-  return new ApiStatusError(context, status?.code || code, reason, message, status, "response");
-}
-
-function readBody(
-  res: IncomingMessage,
-  context: ListWatchErrorContext,
-  maxBytes: number,
-  signal?: AbortSignal,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let settled = false;
-    const finish = (err: unknown, value?: Buffer): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener("abort", onAbort);
-      if (err !== undefined) {
-        res.destroy();
-        reject(err);
-      } else resolve(value as Buffer);
-    };
-    const onAbort = (): void => finish(signal?.reason);
-    if (signal?.aborted) return finish(signal.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    res.on("data", (chunk: Buffer) => {
-      if (bytes >= maxBytes) return;
-      chunks.push(chunk);
-      bytes += chunk.length;
-    });
-    res.on("end", () => finish(undefined, Buffer.concat(chunks)));
-    res.on("error", (err) => finish(new ConnectionError(context, `the response broke: ${err.message}`, err)));
-    res.on("close", () => {
-      if (!res.complete) finish(new ConnectionError(context, "the response was closed before its end"));
-    });
-  });
-}
-
-function toWatchEvent(value: unknown, context: ListWatchErrorContext): WatchEvent<PartialObjectMetadata> {
-  const event = value as { type?: unknown; object?: unknown } | null;
-  if (event === null || typeof event !== "object" || typeof event.type !== "string") {
-    throw new StreamDecodeError(context, "a watch line is not an event", excerpt(value));
-  }
-  if (typeof event.object !== "object" || event.object === null) {
-    throw new StreamDecodeError(context, `a ${event.type} event carries no object`, excerpt(value));
-  }
-  if (event.type === "ERROR") {
-    const status = event.object as Status;
-    const code = typeof status.code === "number" ? status.code : 500;
-    throw new ApiStatusError(
-      context,
-      code,
-      status.reason || REASONS[code] || "Unknown",
-      status.message || "the watch ended with an ERROR event",
-      status,
-      "event",
-    );
-  }
-  if (!EVENT_TYPES.has(event.type)) {
-    throw new StreamDecodeError(context, `unknown watch event type "${event.type}"`, excerpt(value));
-  }
-  return event as WatchEvent<PartialObjectMetadata>;
-}
-
-function excerpt(value: unknown): string {
-  return JSON.stringify(value)?.slice(0, 200) ?? String(value);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

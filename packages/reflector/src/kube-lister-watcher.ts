@@ -33,7 +33,17 @@ export interface KubeListerWatcherOptions {
    * timeout). Watches have their deadlines in the reflector.
    */
   listIdleTimeoutMs?: number;
+  /**
+   * The `Accept` header of LIST and of WATCH requests; default
+   * `application/json` for both. Any JSON media type the server answers with
+   * the same list and event shapes will do, e.g. metadata only
+   * (`application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` for
+   * LIST, `...;as=PartialObjectMetadata;...` for WATCH).
+   */
+  accept?: { list?: string; watch?: string };
 }
+
+const JSON_MEDIA_TYPE = "application/json";
 
 /** Most bytes of an error response read for its Status. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -76,7 +86,13 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
   async list(options: ListOptions, signal?: AbortSignal): Promise<ObjectList<T>> {
     const context = this.context("list");
     const idleMs = this.options.listIdleTimeoutMs ?? 60_000;
-    const res = await this.open(context, toQueryString(this.withDefaults(options), false), signal, idleMs);
+    const res = await this.open(
+      context,
+      this.options.accept?.list ?? JSON_MEDIA_TYPE,
+      toQueryString(this.withDefaults(options), false),
+      signal,
+      idleMs,
+    );
     const body = await readBody(res, context, Number.POSITIVE_INFINITY);
     let parsed: unknown;
     try {
@@ -103,7 +119,12 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
 
   async watch(options: WatchOptions, onEvent: WatchEventHandler<T>, signal?: AbortSignal): Promise<void> {
     const context = this.context("watch");
-    const res = await this.open(context, toQueryString(this.withDefaults(options), true), signal);
+    const res = await this.open(
+      context,
+      this.options.accept?.watch ?? JSON_MEDIA_TYPE,
+      toQueryString(this.withDefaults(options), true),
+      signal,
+    );
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       const fail = (err: unknown): void => {
@@ -164,6 +185,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
   /** Sends the GET and resolves with a 2xx response; any other answer rejects with its Status. */
   private async open(
     context: ListWatchErrorContext,
+    accept: string,
     query: string,
     signal?: AbortSignal,
     idleTimeoutMs?: number,
@@ -173,7 +195,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     if (!cluster) throw new ConnectionError(context, "the KubeConfig has no current cluster");
     const base = new URL(cluster.server);
     const url = new URL(base.toString().replace(/\/+$/, "") + this.path + (query ? `?${query}` : ""));
-    const options: RequestOptions = { method: "GET", headers: { Accept: "application/json" } };
+    const options: RequestOptions = { method: "GET", headers: { Accept: accept } };
     try {
       await this.kubeConfig.applyToHTTPSOptions(options);
     } catch (err) {
