@@ -14,6 +14,8 @@ const suites = {
   informers: ["informers/memory.js"],
   workqueue: ["workqueue/run.js"],
   sharding: ["sharding/hash.js", "sharding/movement.js", "sharding/convergence.js"],
+  // Compiled with its package (it reuses the package's test helpers); 5 runs per scenario here, 20 in docs.
+  "leader-election": [["../packages/leader-election/dist/bench/failover.measure.js", "--runs", "5"]],
 };
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
@@ -34,9 +36,10 @@ if (!env.TESSERA_CONTROLPLANE_DIR && !env.KUBEBUILDER_ASSETS) {
 let failed = 0;
 for (const [name, scripts] of Object.entries(suites)) {
   if (wanted.length && !wanted.includes(name)) continue;
-  for (const script of scripts) {
-    console.log(`\n=== ${name}: ${script}`);
-    const r = spawnSync(process.execPath, [join(here, script)], { stdio: "inherit", env });
+  for (const entry of scripts) {
+    const [script, ...args] = Array.isArray(entry) ? entry : [entry];
+    console.log(`\n=== ${name}: ${[script, ...args].join(" ")}`);
+    const r = spawnSync(process.execPath, [join(here, script), ...args], { stdio: "inherit", env });
     if (r.status !== 0) {
       failed++;
       console.error(`${script} exited with ${r.status ?? r.signal}`);
