@@ -3,7 +3,7 @@ import type { V1ConfigMap } from "@kubernetes/client-node";
 import { SharedIndexInformer } from "@tessera/informers";
 import { KubeListerWatcher, type ResourceDescriptor } from "@tessera/reflector";
 import { useControlPlane } from "@tessera/testenv";
-import { ShardedReflector, SlotSpace } from "../../src/index.js";
+import { createDequeueGuard, ShardedReflector, SlotSpace } from "../../src/index.js";
 
 // The wiring the sharding README shows and the runtime will do: a
 // SharedIndexInformer whose cache is filled by a ShardedReflector through the
@@ -25,17 +25,17 @@ async function eventually(what: string, done: () => boolean, limitMs = 30_000): 
 describe("a SharedIndexInformer fed by a ShardedReflector (its source option), on a real apiserver", function () {
   this.timeout(120_000);
   const env = useControlPlane();
+  const post = async (path: string, body: object): Promise<V1ConfigMap> => {
+    const res = await env.cp.raw(path, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
+    assert.equal(res.status, 201, res.body.slice(0, 300));
+    return JSON.parse(res.body) as V1ConfigMap;
+  };
 
   it("caches, lists and notifies exactly the member's slots as they change", async () => {
-    const post = async (path: string, body: object): Promise<V1ConfigMap> => {
-      const res = await env.cp.raw(path, {
-        method: "POST",
-        body: JSON.stringify(body),
-        headers: { "content-type": "application/json" },
-      });
-      assert.equal(res.status, 201, res.body.slice(0, 300));
-      return JSON.parse(res.body) as V1ConfigMap;
-    };
     await post("/api/v1/namespaces", { metadata: { name: NS } });
     const created: V1ConfigMap[] = [];
     await Promise.all(
@@ -126,6 +126,76 @@ describe("a SharedIndexInformer fed by a ShardedReflector (its source option), o
       for (const name of namesIn([0, 1, 2, 3, 8, 9, 10, 11], late)) {
         assert.equal(informer.lister.get(name, NS), undefined, `${name} is outside the member's slots`);
       }
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+  it("shards by namespace: whole namespaces follow the slots, and the dequeue guard agrees with the cache", async () => {
+    const namespaces = Array.from({ length: 12 }, (_, i) => `by-ns-${i}`);
+    const created: V1ConfigMap[] = [];
+    for (const ns of namespaces) {
+      await post("/api/v1/namespaces", { metadata: { name: ns } });
+      for (let i = 0; i < 5; i++) {
+        created.push(
+          await post(`/api/v1/namespaces/${ns}/configmaps`, {
+            metadata: { name: `cm-${i}`, labels: { suite: "by-ns" } },
+          }),
+        );
+      }
+    }
+    const space = new SlotSpace(4);
+    const field = "object.metadata.namespace" as const;
+    const keysIn = (slots: number[]) => {
+      const selector = space.selectorFor(field, slots);
+      return created
+        .filter((o) => selector.matchesObject(o))
+        .map((o) => `${o.metadata!.namespace!}/${o.metadata!.name!}`)
+        .sort();
+    };
+    // All namespaces, so the namespace is what decides the shard.
+    const lw = new KubeListerWatcher<V1ConfigMap>(env.cp.kubeConfig, configMaps, {
+      labelSelector: "suite=by-ns",
+    });
+    let sharded: ShardedReflector<V1ConfigMap> | undefined;
+    const informer = new SharedIndexInformer<V1ConfigMap>({
+      listerWatcher: lw,
+      source: (store) => (sharded = new ShardedReflector({ listerWatcher: lw, store, field })),
+      reflector: { env: {} },
+    });
+    assert.ok(sharded);
+    let owned = new Set([0, 1]);
+    const mayProcess = createDequeueGuard({ space, field, ownedSlots: () => owned });
+    const cachedKeys = () =>
+      informer.lister
+        .list()
+        .map((o) => `${o.metadata!.namespace!}/${o.metadata!.name!}`)
+        .sort();
+    const stop = new AbortController();
+    const running = informer.run(stop.signal);
+    try {
+      await sharded.setSlots(owned, space);
+      await informer.whenSynced();
+      const first = keysIn([0, 1]);
+      assert.ok(first.length > 0 && first.length < created.length, "slots 0-1 hold some namespaces, not all");
+      assert.deepEqual(cachedKeys(), first);
+      for (const ns of new Set(first.map((k) => k.split("/")[0]!))) {
+        assert.equal(first.filter((k) => k.startsWith(`${ns}/`)).length, 5, `${ns} is cached whole`);
+      }
+      const outside = created
+        .map((o) => `${o.metadata!.namespace!}/${o.metadata!.name!}`)
+        .filter((k) => !first.includes(k));
+      assert.ok(first.every(mayProcess), "the guard lets every cached key through");
+      assert.ok(!outside.some(mayProcess), "the guard drops every key of a namespace outside the slots");
+
+      owned = new Set([1, 2]);
+      await sharded.setSlots(owned, space);
+      const second = keysIn([1, 2]);
+      await eventually("the cache follows slots 1-2", () => cachedKeys().join() === second.join());
+      assert.ok(second.every(mayProcess));
+      assert.ok(!keysIn([0, 3]).some(mayProcess));
+      await eventually("the probe answered", () => sharded!.serverFiltering !== undefined);
+      assert.equal(sharded.serverFiltering, true, "the probe found the server filtering by namespace hash");
     } finally {
       stop.abort();
       await running;
