@@ -129,9 +129,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
 
   private readonly cache: IndexedStore<T>;
   private readonly fifo: DeltaFIFO<T>;
-  private readonly source: InformerSource;
-  /** Whether the source is external (options.source), so sync is tracked here rather than by the FIFO. */
-  private readonly external: boolean;
+  /** What fills the FIFO: the informer's own reflector, or the external source of `options.source`. */
+  private readonly source: Pick<InformerSource, "run" | "lastSyncResourceVersion" | "lastError">;
+  /** The external source, whose sync is tracked here rather than by the FIFO; `undefined` with the own reflector. */
+  private readonly external: InformerSource | undefined;
   /** Batches handled so far, and how many must be for an external source's snapshot to be handled. */
   private handled = 0;
   private syncTarget: number | undefined;
@@ -181,17 +182,18 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     this.lister = new Lister(this.cache);
     this.fifo = new DeltaFIFO<T>({ knownObjects: this.cache });
     const fifo = this.fifo;
-    this.external = options.source !== undefined;
     if (options.source) {
       const transform = options.transform;
-      const t = transform ? (obj: T) => transform(obj) : (obj: T) => obj;
-      this.source = options.source({
+      const t = transform ?? ((obj: T) => obj);
+      const external = options.source({
         add: (obj) => fifo.add(t(obj)),
         update: (obj) => fifo.update(t(obj)),
         // A tombstone carries the last state already cached (transformed then).
         delete: (obj) => fifo.delete(obj instanceof DeletedFinalStateUnknown ? obj : t(obj)),
         replace: (items, rv) => fifo.replace(transform ? items.map(t) : items, rv),
       });
+      this.external = external;
+      this.source = external;
     } else {
       // The reflector writes into the FIFO; a replace can complete the sync without a single pop (an empty list).
       const store: ReflectorStore<T> = {
@@ -216,17 +218,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
         ...(options.transform ? { transform: options.transform } : {}),
         ...(options.onError ? { onError: options.onError } : {}),
       });
-      this.source = {
-        run: (signal) => reflector.run(signal),
-        hasSynced: () => reflector.hasSynced(),
-        waitForSync: () => Promise.resolve(true), // unused: the FIFO tracks this reflector's sync
-        get lastSyncResourceVersion() {
-          return reflector.lastSyncResourceVersion;
-        },
-        get lastError() {
-          return reflector.lastError;
-        },
-      };
+      this.external = undefined;
+      this.source = reflector;
     }
     this.metrics = new InformerMetrics(meter, this.name, this.resource, {
       cachedObjects: () => this.cache.size,
@@ -366,7 +359,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       failed.abort(err);
     });
     if (this.external) {
-      void this.source.waitForSync(stop).then((synced) => {
+      void this.external.waitForSync(stop).then((synced) => {
         if (!synced || stop.aborted) return;
         // Everything queued now is part of (or newer than) the snapshot; keys leave the FIFO in
         // order, so the snapshot is handled once these many more batches have been.
