@@ -1,9 +1,10 @@
 import { strict as assert } from "node:assert";
-import { FakeClock, SystemClock } from "../src/index.js";
+import { SystemClock } from "../src/index.js";
+import { FakeClock } from "../src/testing/index.js";
 
 describe("FakeClock", () => {
   it("stands still until advanced, then fires due timers in time order, each at its own instant", () => {
-    const clock = new FakeClock(1_000);
+    const clock = new FakeClock({ startMs: 1_000 });
     const fired: [string, number][] = [];
     clock.setTimer(300, () => fired.push(["c", clock.now()]));
     clock.setTimer(100, () => fired.push(["a", clock.now()]));

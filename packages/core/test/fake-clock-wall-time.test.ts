@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { FakeClock } from "../src/index.js";
+import { FakeClock } from "../src/testing/index.js";
 
 describe("FakeClock", () => {
   it("fires timers in order, each at its own instant", async () => {

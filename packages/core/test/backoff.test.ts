@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { Backoff, FakeClock } from "../src/index.js";
+import { Backoff } from "../src/index.js";
+import { FakeClock } from "../src/testing/index.js";
 
 describe("Backoff", () => {
   it("doubles from 800 ms to a 30 s cap with no jitter", () => {

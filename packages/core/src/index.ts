@@ -1,0 +1,22 @@
+/**
+ * @tessera/core: what every Tessera package shares and nothing Kubernetes:
+ * one Clock, Logger and RandomSource, backoff and abort helpers, the Runnable
+ * lifecycle and sync contract, instrumentation defaults and the metric helper.
+ */
+export { SystemClock, MAX_TIMEOUT_MS } from "./clock.js";
+export type { Clock, Timer } from "./clock.js";
+export { sleep } from "./sleep.js";
+export { silentLogger, withFields } from "./logger.js";
+export type { Logger, LogFields } from "./logger.js";
+export { defaultRandom } from "./random.js";
+export type { RandomSource } from "./random.js";
+export { Backoff } from "./backoff.js";
+export type { BackoffOptions } from "./backoff.js";
+export { TimeoutError, timeoutScope, whenAborted, raceAbort, toError } from "./abort.js";
+export type { AbortScope } from "./abort.js";
+export type { Runnable, Syncable } from "./runnable.js";
+export { resolveInstrumentation } from "./instrumentation.js";
+export type { Instrumentation, ResolvedInstrumentation } from "./instrumentation.js";
+export { MetricGroup } from "./metric-group.js";
+export type { GroupCounter, GroupHistogram, GaugeReport, InstrumentOptions } from "./metric-group.js";
+export { MinHeap } from "./min-heap.js";
