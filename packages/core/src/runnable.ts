@@ -9,9 +9,13 @@
  * everywhere (a work queue finishing what was handed out). Waiting for a
  * cache is `waitForSync(signal)` ({@link Syncable}).
  */
-export interface Runnable {
-  /** Starts; settles when stopped. Resolves after `signal` aborted and everything started has ended. */
-  run(signal: AbortSignal): Promise<void>;
+export interface Runnable<R = void> {
+  /**
+   * Starts; settles when stopped: resolves after `signal` aborted and
+   * everything started has ended (with a result `R` where stopping has an
+   * outcome worth reporting, such as why leadership ended).
+   */
+  run(signal: AbortSignal): Promise<R>;
 }
 
 /** A cache that fills from the API server: one contract for reflectors, informers and their factory. */
