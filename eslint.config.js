@@ -2,9 +2,16 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/tools/controlplane/**", "templates/**/files/**"] },
+  {
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "**/tools/controlplane/**",
+      "templates/**/files/**",
+      "bench/results/**",
+    ],
+  },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
   {
     languageOptions: {
       globals: {
@@ -29,6 +36,26 @@ export default tseslint.config(
         fetch: "readonly",
       },
     },
+  },
+  // TypeScript: the type-aware rules, which catch the promise mistakes a
+  // framework of long-lived async loops is prone to.
+  {
+    files: ["**/*.ts"],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/switch-exhaustiveness-check": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-require-imports": "off",
+    },
+  },
+  {
+    files: ["**/*.js", "**/*.cjs"],
+    extends: [...tseslint.configs.recommended],
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-require-imports": "off",

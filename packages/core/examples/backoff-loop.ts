@@ -38,9 +38,7 @@ export class Retrier implements Runnable {
 const clock = new FakeClock();
 let failures = 2;
 const retrier = new Retrier(
-  async () => {
-    if (failures-- > 0) throw new Error("not yet");
-  },
+  (): Promise<void> => (failures-- > 0 ? Promise.reject(new Error("not yet")) : Promise.resolve()),
   { clock, random: () => 0 },
 );
 const done = retrier.run(new AbortController().signal);

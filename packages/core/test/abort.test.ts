@@ -11,7 +11,7 @@ describe("timeoutScope", () => {
     await clock.advance(1);
     assert.equal(scope.timedOut, true);
     assert.ok(scope.signal.reason instanceof TimeoutError);
-    assert.match((scope.signal.reason as Error).message, /renew timed out after 2000 ms/);
+    assert.match(scope.signal.reason.message, /renew timed out after 2000 ms/);
     scope.close();
   });
 

@@ -21,18 +21,18 @@ export interface ControlPlaneCertificates {
 // ECDSA P-256 rather than RSA: key generation takes microseconds, so every
 // control plane gets fresh keys without slowing start-up.
 const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
-const crypto = webcrypto as unknown as Crypto;
+const crypto = webcrypto;
 
 function pem(label: string, der: ArrayBuffer): string {
   const b64 = Buffer.from(der).toString("base64");
   return `-----BEGIN ${label}-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`;
 }
 
-async function keyPair(): Promise<CryptoKeyPair> {
+async function keyPair(): Promise<webcrypto.CryptoKeyPair> {
   return crypto.subtle.generateKey(algorithm, true, ["sign", "verify"]);
 }
 
-async function privatePem(keys: CryptoKeyPair): Promise<string> {
+async function privatePem(keys: webcrypto.CryptoKeyPair): Promise<string> {
   return pem("PRIVATE KEY", await crypto.subtle.exportKey("pkcs8", keys.privateKey));
 }
 

@@ -32,8 +32,8 @@ export class ManagedProcess {
     const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     this.exitCode = undefined;
-    child.stdout!.pipe(log, { end: false });
-    child.stderr!.pipe(log, { end: false });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
     this.registry.add(this);
     this.exited = new Promise((resolve) => {
       child.once("exit", (code, signal) => {

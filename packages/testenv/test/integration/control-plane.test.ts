@@ -46,7 +46,7 @@ function watchEvents(
       .watch(
         path,
         query,
-        (type, object) => {
+        (type: string, object: Event["object"]) => {
           events.push({ type, object });
           if (until(events)) {
             clearTimeout(timer);
@@ -87,7 +87,7 @@ describe("ControlPlane (real etcd + kube-apiserver)", function () {
   it("reports the pinned version on /version", async () => {
     const res = await env.cp.raw("/version");
     assert.equal(res.status, 200);
-    assert.match(JSON.parse(res.body).gitVersion, /^v1\.3[67]\.\d+$/);
+    assert.match((JSON.parse(res.body) as { gitVersion: string }).gitVersion, /^v1\.3[67]\.\d+$/);
   });
 
   it("watch-list sends existing objects as ADDED, then the initial-events-end BOOKMARK", async () => {
