@@ -1,3 +1,8 @@
+/**
+ * @tessera/testenv: a real etcd and kube-apiserver for tests, started on
+ * loopback in seconds with no Docker, and a fault proxy that breaks the
+ * connection between a client and the API server on purpose.
+ */
 export { ControlPlane, ControlPlaneStartError } from "./control-plane.js";
 export type { ControlPlaneOptions, RawResponse } from "./control-plane.js";
 export { FaultProxy } from "./fault-proxy.js";
