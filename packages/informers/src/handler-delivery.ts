@@ -1,4 +1,5 @@
-import { DeletedFinalStateUnknown, metaNamespaceKey, type KubeObject, type Logger } from "@tessera/reflector";
+import type { Logger } from "@tessera/core";
+import { DeletedFinalStateUnknown, metaNamespaceKey, type KubeObject } from "@tessera/reflector";
 import type { HandlerRegistration } from "./handler-registration.js";
 import type { HandlerMetrics } from "./informer-metrics.js";
 import type { Notification, ResourceEventHandler } from "./resource-event-handler.js";

@@ -1,4 +1,11 @@
-import { silentLogger, type Clock, type Logger, type RandomSource, type Timer } from "@tessera/reflector";
+import {
+  resolveInstrumentation,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+  type RandomSource,
+  type Timer,
+} from "@tessera/core";
 
 /** The width of one bucket: keys due within the same second are fired together. */
 export const RESYNC_BUCKET_MS = 1000;
@@ -20,12 +27,11 @@ export interface ResyncTick {
   readonly pending: number;
 }
 
-/** Options of a {@link ResyncScheduler}. */
-export interface ResyncSchedulerOptions {
-  clock: Clock;
-  /** Spreads first deadlines over the period and jitters the ticker; default `Math.random`. */
-  random?: RandomSource;
-  logger?: Logger;
+/**
+ * Options of a {@link ResyncScheduler}. Its `random` spreads first deadlines
+ * over the period and jitters the ticker; its `clock` runs the ticker.
+ */
+export interface ResyncSchedulerOptions extends Instrumentation {
   /** Called after every tick with what it did. */
   onTick?: (tick: ResyncTick) => void;
 }
@@ -52,7 +58,7 @@ type Bucket = Map<ResyncSchedule, string[]>;
  * No timer is pending while nothing is tracked.
  *
  * ```ts
- * const scheduler = new ResyncScheduler({ clock: new SystemClock() });
+ * const scheduler = new ResyncScheduler();
  * const schedule = scheduler.schedule(60_000, (keys) => keys.forEach(resync));
  * schedule.track("default/my-config");
  * ```
@@ -70,10 +76,11 @@ export class ResyncScheduler {
   private timer: Timer | undefined;
   private ticks = 0;
 
-  constructor(options: ResyncSchedulerOptions) {
-    this.clock = options.clock;
-    this.random = options.random ?? Math.random;
-    this.logger = options.logger ?? silentLogger;
+  constructor(options: ResyncSchedulerOptions = {}) {
+    const tools = resolveInstrumentation(options, "@tessera/informers");
+    this.clock = tools.clock;
+    this.random = tools.random;
+    this.logger = tools.logger;
     this.onTick = options.onTick;
     this.origin = this.clock.now();
   }

@@ -1,4 +1,11 @@
-import { metrics, SpanStatusCode, trace, type Meter, type Span, type Tracer } from "@opentelemetry/api";
+import { SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  resolveInstrumentation,
+  toError,
+  type Instrumentation,
+  type LogFields,
+  type Logger,
+} from "@tessera/core";
 import {
   DeltaFIFO,
   DeletedFinalStateUnknown,
@@ -6,16 +13,10 @@ import {
   indexByNamespace,
   NAMESPACE_INDEX,
   Reflector,
-  silentLogger,
-  SystemClock,
-  type Clock,
   type DeltaBatch,
   type Indexers,
   type KubeObject,
   type ListerWatcher,
-  type LogFields,
-  type Logger,
-  type RandomSource,
   type ReflectorOptions,
   type ReflectorStore,
 } from "@tessera/reflector";
@@ -41,8 +42,12 @@ export type InformerReflectorOptions<T extends KubeObject> = Pick<
   | "env"
 >;
 
-/** Options of a {@link SharedIndexInformer}. */
-export interface SharedIndexInformerOptions<T extends KubeObject> {
+/**
+ * Options of a {@link SharedIndexInformer}. Its clock, random source, logger
+ * and meter are handed to its reflector too; the meter defaults to the
+ * global `@tessera/informers` meter.
+ */
+export interface SharedIndexInformerOptions<T extends KubeObject> extends Instrumentation {
   /** The collection to cache. */
   listerWatcher: ListerWatcher<T>;
   /** Names the informer in logs and metrics; default the resource (and namespace). */
@@ -74,13 +79,6 @@ export interface SharedIndexInformerOptions<T extends KubeObject> {
   source?: InformerSourceFactory<T>;
   /** Called with every failed list or watch; the informer retries on its own. */
   onError?: (err: unknown) => void;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  /** Default: the global meter provider's `@tessera/informers` meter. Also given to the reflector. */
-  meter?: Meter;
-  /** Default: the global tracer provider's `@tessera/informers` tracer. */
-  tracer?: Tracer;
 }
 
 /** Raised by {@link SharedIndexInformer.run} when the informer runs already or ran before. */
@@ -156,23 +154,16 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     this.resource = lw.resource;
     this.namespace = lw.namespace;
     this.name = options.name ?? (lw.namespace ? `${lw.resource} in ${lw.namespace}` : lw.resource);
-    const clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
-    this.tracer = options.tracer ?? trace.getTracer("@tessera/informers");
-    const meter = options.meter ?? metrics.getMeter("@tessera/informers");
+    const { clock, random, logger, meter, tracer } = resolveInstrumentation(options, "@tessera/informers");
+    this.logger = logger;
+    this.tracer = tracer;
     this.logFields = Object.freeze({
       informer: this.name,
       resource: this.resource,
       ...(this.namespace ? { namespace: this.namespace } : {}),
     });
     this.defaultResyncPeriodMs = options.defaultResyncPeriodMs ?? 0;
-    this.scheduler =
-      options.resyncScheduler ??
-      new ResyncScheduler({
-        clock,
-        logger: this.logger,
-        ...(options.random ? { random: options.random } : {}),
-      });
+    this.scheduler = options.resyncScheduler ?? new ResyncScheduler({ clock, random, logger, meter, tracer });
 
     const indexers: Indexers<T> = {
       ...(options.namespaceIndex === false ? {} : { [NAMESPACE_INDEX]: indexByNamespace }),
@@ -211,9 +202,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
         store,
         name: this.name,
         clock,
-        logger: this.logger,
+        random,
+        logger,
         meter,
-        ...(options.random ? { random: options.random } : {}),
+        // Unless one is given, the reflector traces under its own package's name.
         ...(options.tracer ? { tracer: options.tracer } : {}),
         ...(options.transform ? { transform: options.transform } : {}),
         ...(options.onError ? { onError: options.onError } : {}),
@@ -373,7 +365,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     } finally {
       this.finish();
     }
-    if (reflectorError !== undefined) throw reflectorError;
+    if (reflectorError !== undefined) throw toError(reflectorError);
   }
 
   private async processLoop(stop: AbortSignal): Promise<void> {
@@ -418,7 +410,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
         this.distribute({ type: "delete", object: delta.object });
         continue;
       }
-      const obj = delta.object instanceof DeletedFinalStateUnknown ? (delta.object.obj as T) : delta.object;
+      const obj = delta.object instanceof DeletedFinalStateUnknown ? delta.object.obj : delta.object;
       if (old === undefined) {
         this.cache.add(obj);
         for (const schedule of this.handlers.values()) schedule?.track(key);

@@ -1,19 +1,17 @@
-import type { Meter, Tracer } from "@opentelemetry/api";
-import { trace } from "@opentelemetry/api";
 import type { KubeConfig } from "@kubernetes/client-node";
+import {
+  resolveInstrumentation,
+  type Instrumentation,
+  type ResolvedInstrumentation,
+  type Timer,
+} from "@tessera/core";
 import {
   describeResource,
   KubeListerWatcher,
-  silentLogger,
-  SystemClock,
-  type Clock,
   type Indexers,
   type KubeObject,
   type ListerWatcher,
-  type Logger,
-  type RandomSource,
   type ResourceDescriptor,
-  type Timer,
 } from "@tessera/reflector";
 import { CacheSyncError, type UnsyncedInformer } from "./cache-sync-error.js";
 import { MetadataListerWatcher } from "./metadata-lister-watcher.js";
@@ -51,8 +49,11 @@ export interface InformerOptions<T extends KubeObject> {
   indexers?: Indexers<T>;
 }
 
-/** Options of a {@link SharedInformerFactory}. */
-export interface SharedInformerFactoryOptions {
+/**
+ * Options of a {@link SharedInformerFactory}. Its instrumentation (clock,
+ * random source, logger, meter, tracer) is handed to every informer it makes.
+ */
+export interface SharedInformerFactoryOptions extends Instrumentation {
   /** The cluster to talk to; informers list and watch with the reflector's `KubeListerWatcher`. */
   kubeConfig?: KubeConfig;
   /** Makes the ListerWatcher of each informer instead (to wrap, filter or test); wins over `kubeConfig`. */
@@ -69,11 +70,6 @@ export interface SharedInformerFactoryOptions {
   defaultResyncPeriodMs?: number;
   /** Passed to every informer's reflector. */
   reflector?: InformerReflectorOptions<KubeObject>;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  meter?: Meter;
-  tracer?: Tracer;
 }
 
 /** Raised when a factory is used after {@link SharedInformerFactory.shutdown}. */
@@ -105,9 +101,7 @@ interface Entry {
  */
 export class SharedInformerFactory {
   private readonly options: SharedInformerFactoryOptions;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
-  private readonly tracer: Tracer;
+  private readonly tools: ResolvedInstrumentation;
   private readonly scheduler: ResyncScheduler;
   private readonly entries = new Map<string, Entry>();
   private readonly byInformer = new Map<SharedIndexInformer<KubeObject>, Entry>();
@@ -122,14 +116,8 @@ export class SharedInformerFactory {
       throw new TypeError("SharedInformerFactory needs a kubeConfig or a listerWatcherFor");
     }
     this.options = options;
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
-    this.tracer = options.tracer ?? trace.getTracer("@tessera/informers");
-    this.scheduler = new ResyncScheduler({
-      clock: this.clock,
-      logger: this.logger,
-      ...(options.random ? { random: options.random } : {}),
-    });
+    this.tools = resolveInstrumentation(options, "@tessera/informers");
+    this.scheduler = new ResyncScheduler(this.tools);
   }
 
   /** The informers the factory holds. */
@@ -184,7 +172,7 @@ export class SharedInformerFactory {
     if (entry.uses > 0) return;
     this.entries.delete(entry.key);
     this.byInformer.delete(entry.informer);
-    this.logger.info("informer released", {
+    this.tools.logger.info("informer released", {
       informer: entry.informer.name,
       resource: entry.informer.resource,
     });
@@ -208,8 +196,8 @@ export class SharedInformerFactory {
     const informers = this.informers;
     const pending = informers.filter((i) => !i.hasSynced());
     if (pending.length === 0) return;
-    const started = this.clock.now();
-    const span = this.tracer.startSpan("informers.waitForCacheSync", {
+    const started = this.tools.clock.now();
+    const span = this.tools.tracer.startSpan("informers.waitForCacheSync", {
       attributes: { "tessera.informers": informers.length, "tessera.unsynced": pending.length },
     });
     let timer: Timer | undefined;
@@ -223,14 +211,14 @@ export class SharedInformerFactory {
             new CacheSyncError(
               reason,
               unsynced(),
-              this.clock.now() - started,
+              this.tools.clock.now() - started,
               reason === "aborted" ? { cause: signal?.reason } : undefined,
             ),
           );
         if (signal?.aborted) return giveUp("aborted");
         onAbort = () => giveUp("aborted");
         signal?.addEventListener("abort", onAbort, { once: true });
-        if (timeoutMs !== undefined) timer = this.clock.setTimer(timeoutMs, () => giveUp("timeout"));
+        if (timeoutMs !== undefined) timer = this.tools.clock.setTimer(timeoutMs, () => giveUp("timeout"));
         void Promise.all(pending.map((i) => i.whenSynced())).then(() => resolve());
       });
       span.end();
@@ -250,7 +238,7 @@ export class SharedInformerFactory {
     this.stopController.abort(new Error("informer factory shut down"));
     const entries = Array.from(this.entries.values());
     await Promise.all(entries.map((e) => e.informer.stop()));
-    this.logger.info("informer factory shut down", { informers: entries.length });
+    this.tools.logger.info("informer factory shut down", { informers: entries.length });
   }
 
   private request(
@@ -312,14 +300,15 @@ export class SharedInformerFactory {
       listerWatcher,
       name,
       resyncScheduler: this.scheduler,
-      clock: this.clock,
-      logger: this.logger,
+      clock: this.tools.clock,
+      random: this.tools.random,
+      logger: this.tools.logger,
+      meter: this.tools.meter,
+      // Only a tracer given goes to the informers' reflectors, which trace under their own name otherwise.
+      ...(o.tracer ? { tracer: o.tracer } : {}),
       ...(transform ? { transform } : {}),
       ...(o.defaultResyncPeriodMs !== undefined ? { defaultResyncPeriodMs: o.defaultResyncPeriodMs } : {}),
       ...(o.reflector ? { reflector: o.reflector } : {}),
-      ...(o.random ? { random: o.random } : {}),
-      ...(o.meter ? { meter: o.meter } : {}),
-      ...(o.tracer ? { tracer: o.tracer } : {}),
     });
   }
 
@@ -338,7 +327,7 @@ export class SharedInformerFactory {
   private run(entry: Entry): void {
     const informer = entry.informer;
     entry.running = informer.run(this.stopController.signal).catch((err: unknown) => {
-      this.logger.error("informer failed", {
+      this.tools.logger.error("informer failed", {
         informer: informer.name,
         resource: informer.resource,
         error: err instanceof Error ? err.message : String(err),

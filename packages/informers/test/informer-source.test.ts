@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { DeletedFinalStateUnknown, FakeClock, type ReflectorStore } from "@tessera/reflector";
+import { FakeClock } from "@tessera/core/testing";
+import { DeletedFinalStateUnknown, type ReflectorStore } from "@tessera/reflector";
 import { SharedIndexInformer, type InformerSource, type SharedIndexInformerOptions } from "../src/index.js";
 import { MemoryListerWatcher } from "./memory-lister-watcher.js";
 import { settle, widget, type Widget } from "./informer-harness.js";

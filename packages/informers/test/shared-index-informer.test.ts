@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { DeletedFinalStateUnknown, FakeClock, IndexerError, metaNamespaceKey } from "@tessera/reflector";
+import { FakeClock } from "@tessera/core/testing";
+import { DeletedFinalStateUnknown, IndexerError, metaNamespaceKey } from "@tessera/reflector";
 import {
   HandlerRemovedError,
   indexByLabel,

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
+import { FakeClock } from "@tessera/core/testing";
 import {
   ApiStatusError,
-  FakeClock,
   IndexerError,
   type KubeObject,
   type ListerWatcher,
@@ -76,7 +76,7 @@ class Fixture {
           lw = new MemoryListerWatcher<Widget>(name);
           this.collections.set(name, lw);
         }
-        return lw as unknown as ListerWatcher;
+        return lw;
       },
       clock: this.clock,
       reflector: { useWatchList: true, env: {} },
