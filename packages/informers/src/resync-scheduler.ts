@@ -145,7 +145,7 @@ export class ResyncScheduler {
     if (!this.timer) this.arm();
   }
 
-  /** @internal Drops every entry of a cancelled schedule: O(buckets), not O(entries). */
+  /** @internal Drops every entry of a closed schedule: O(buckets), not O(entries). */
   forget(schedule: ResyncSchedule): void {
     for (const [id, bucket] of this.buckets) {
       const keys = bucket.get(schedule);
@@ -223,7 +223,7 @@ export class ResyncSchedule {
   /** key -> the bucket it is filed under now */
   private readonly dueIn = new Map<string, number>();
   private readonly periodBuckets: number;
-  private cancelled = false;
+  private closed = false;
 
   /** @internal */
   constructor(
@@ -253,7 +253,7 @@ export class ResyncSchedule {
    * tracked changes nothing.
    */
   track(key: string): void {
-    if (this.cancelled || this.dueIn.has(key)) return;
+    if (this.closed || this.dueIn.has(key)) return;
     const firstDue = this.scheduler.now() + this.scheduler.randomFraction() * this.periodMs;
     const id = this.scheduler.bucketFor(firstDue);
     this.dueIn.set(key, id);
@@ -265,10 +265,10 @@ export class ResyncSchedule {
     this.dueIn.delete(key);
   }
 
-  /** Stops the schedule for good and frees its entries. */
-  cancel(): void {
-    if (this.cancelled) return;
-    this.cancelled = true;
+  /** Lets the schedule go for good: its keys are no longer re-delivered and its entries are freed. Harmless twice. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.dueIn.clear();
     this.scheduler.forget(this);
   }
@@ -278,7 +278,7 @@ export class ResyncSchedule {
    * when the entry is stale; otherwise files the key one period on and returns true.
    */
   refile(key: string, bucketId: number, current: number): boolean {
-    if (this.cancelled || this.dueIn.get(key) !== bucketId) return false;
+    if (this.closed || this.dueIn.get(key) !== bucketId) return false;
     const next = current + this.periodBuckets;
     this.dueIn.set(key, next);
     this.scheduler.file(this, key, next);
@@ -287,6 +287,6 @@ export class ResyncSchedule {
 
   /** @internal */
   deliver(keys: readonly string[]): void {
-    if (!this.cancelled) this.onDue(keys);
+    if (!this.closed) this.onDue(keys);
   }
 }

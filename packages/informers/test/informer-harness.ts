@@ -34,12 +34,15 @@ export async function settle(done: () => boolean = () => false, turns = 2_000): 
   for (let i = 0; i < turns && !done(); i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** An informer over a {@link MemoryListerWatcher} on a fake clock, started by {@link InformerHarness.start}. */
+/**
+ * An informer over a {@link MemoryListerWatcher} on a fake clock, run by
+ * {@link InformerHarness.start} and stopped by {@link InformerHarness.stop}.
+ */
 export class InformerHarness {
   readonly clock = new FakeClock();
   readonly lw = new MemoryListerWatcher<Widget>();
   readonly logger = new CapturingLogger();
-  readonly stop = new AbortController();
+  readonly controller = new AbortController();
   readonly informer: SharedIndexInformer<Widget>;
   done: Promise<void> | undefined;
 
@@ -53,13 +56,15 @@ export class InformerHarness {
     });
   }
 
+  /** Runs the informer and lets it sync. */
   async start(): Promise<void> {
-    this.done = this.informer.run(this.stop.signal);
+    this.done = this.informer.run(this.controller.signal);
     await settle(() => this.informer.hasSynced());
   }
 
-  async shutdown(): Promise<void> {
-    this.stop.abort();
+  /** Aborts the run and waits for it to settle. */
+  async stop(): Promise<void> {
+    this.controller.abort();
     await this.done;
   }
 }

@@ -55,7 +55,7 @@ describe("informer metrics", () => {
         0,
       );
     } finally {
-      await h.shutdown();
+      await h.stop();
       await metrics.close();
     }
   });

@@ -97,7 +97,7 @@ describe("SharedIndexInformer fed by an external source", () => {
     assert.equal(informer.hasSynced(), false, "writes alone are not a complete snapshot");
 
     let cachedWhenSynced = -1;
-    void informer.whenSynced().then(() => (cachedWhenSynced = informer.lister.size));
+    void informer.waitForSync().then(() => (cachedWhenSynced = informer.lister.size));
     for (let i = 10; i < 1000; i++) source.store.add(versioned(`w-${i}`, 10 + i));
     source.markSynced("1009");
     assert.equal(informer.hasSynced(), false);

@@ -77,8 +77,8 @@ describe("ResyncScheduler", () => {
       const fast = scheduler.schedule(5_000, () => {});
       for (const key of keys(10, "fast/")) fast.track(key);
       advanceBy(clock, 20_000, 500);
-      slow.cancel();
-      fast.cancel();
+      slow.close();
+      fast.close();
       return examined;
     };
     const small = work(1_000);
@@ -106,7 +106,7 @@ describe("ResyncScheduler", () => {
       `delays ${delays.join(",")}`,
     );
     assert.ok(new Set(delays).size > 10, "each delay is drawn anew");
-    schedule.cancel();
+    schedule.close();
     assert.equal(scheduler.pendingEntries, 0);
     assert.equal(clock.pendingTimers, 0, "no timer while nothing is tracked");
     assert.equal(scheduler.tickerArmed, false);
