@@ -44,7 +44,7 @@ async function tessera(options) {
   const handler = informer.addEventHandler({ onAdd: () => {} });
   const stop = new AbortController();
   const done = informer.run(stop.signal);
-  await informer.whenSynced();
+  await informer.waitForSync();
   await until(() => handler.pending === 0 && informer.lister.size >= expected);
   return { count: () => informer.lister.size, keep: informer, stop: () => (stop.abort(), done) };
 }

@@ -11,15 +11,17 @@ export interface UnsyncedInformer {
 }
 
 /**
- * `waitForCacheSync` gave up: its timeout passed (`reason: "timeout"`) or its
- * signal aborted (`"aborted"`) while some informers had not synced. The
- * message names each of them and its last error.
+ * `SharedInformerFactory.requireSync` gave up: its timeout passed
+ * (`reason: "timeout"`), its signal aborted (`"aborted"`), or an informer
+ * stopped (`"stopped"`: the factory stopped, or the informer was released)
+ * while some informers had not synced. The message names each of them and
+ * its last error.
  */
 export class CacheSyncError extends Error {
   override name = "CacheSyncError";
 
   constructor(
-    readonly reason: "timeout" | "aborted",
+    readonly reason: "timeout" | "aborted" | "stopped",
     /** The informers that had not synced. */
     readonly unsynced: readonly UnsyncedInformer[],
     afterMs: number,
@@ -32,10 +34,13 @@ export class CacheSyncError extends Error {
         return `${u.resource}${where}${last}`;
       })
       .join("; ");
+    const after = `after ${Math.round(afterMs)} ms`;
     const why =
       reason === "timeout"
-        ? `timed out after ${Math.round(afterMs)} ms`
-        : `aborted after ${Math.round(afterMs)} ms`;
+        ? `timed out ${after}`
+        : reason === "aborted"
+          ? `aborted ${after}`
+          : `ended ${after}: informers stopped`;
     super(`waiting for caches to sync ${why}; not synced: ${list}`, options);
   }
 }

@@ -1,16 +1,13 @@
-import { DeletedFinalStateUnknown, metaNamespaceKey, type KubeObject, type Logger } from "@tessera/reflector";
+import type { Logger } from "@tessera/core";
+import { DeletedFinalStateUnknown, metaNamespaceKey, type KubeObject } from "@tessera/reflector";
 import type { HandlerRegistration } from "./handler-registration.js";
 import type { HandlerMetrics } from "./informer-metrics.js";
 import type { Notification, ResourceEventHandler } from "./resource-event-handler.js";
+import { SyncWaiters } from "./sync-waiters.js";
 import { UnboundedQueue } from "./unbounded-queue.js";
 
 /** Synchronous callbacks run back to back at most this many times before the loop yields to other work. */
 const SYNC_RUN_BEFORE_YIELD = 256;
-
-/** Raised by {@link HandlerRegistration.whenSynced} when the handler is removed before it synced. */
-export class HandlerRemovedError extends Error {
-  override name = "HandlerRemovedError";
-}
 
 /** What a {@link HandlerDelivery} needs from its informer. */
 export interface HandlerDeliveryContext {
@@ -20,8 +17,8 @@ export interface HandlerDeliveryContext {
   resource: string;
   /** Whether the informer's cache has synced. */
   informerSynced(): boolean;
-  /** Called once when the registration is removed. */
-  onRemove(delivery: HandlerDelivery<never>): void;
+  /** Called once when the registration is closed. */
+  onClose(delivery: HandlerDelivery<never>): void;
   logger: Logger;
   metrics: HandlerMetrics;
 }
@@ -37,10 +34,10 @@ export class HandlerDelivery<T extends KubeObject> implements HandlerRegistratio
   private readonly buffer = new UnboundedQueue<Notification<T>>();
   private draining = false;
   private running = false;
-  private removed = false;
+  private closed = false;
   /** Initial-list adds appended and not yet finished. */
   private initialPending = 0;
-  private syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private readonly syncWaiters = new SyncWaiters();
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -53,42 +50,39 @@ export class HandlerDelivery<T extends KubeObject> implements HandlerRegistratio
     return this.buffer.length + (this.running ? 1 : 0);
   }
 
-  /** Whether {@link HandlerDelivery.remove} was called. */
-  get isRemoved(): boolean {
-    return this.removed;
+  /** Whether {@link HandlerDelivery.close} was called. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   hasSynced(): boolean {
-    return !this.removed && this.initialPending === 0 && this.context.informerSynced();
+    return !this.closed && this.initialPending === 0 && this.context.informerSynced();
   }
 
-  whenSynced(): Promise<void> {
-    if (this.hasSynced()) return Promise.resolve();
-    if (this.removed) return Promise.reject(new HandlerRemovedError(`handler ${this.name} was removed`));
-    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.hasSynced()) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return this.syncWaiters.wait(signal);
   }
 
   whenIdle(): Promise<void> {
-    if (this.pending === 0 || this.removed) return Promise.resolve();
+    if (this.pending === 0 || this.closed) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  remove(): void {
-    if (this.removed) return;
-    this.removed = true;
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.buffer.clear();
     this.initialPending = 0;
-    const waiters = this.syncWaiters;
-    this.syncWaiters = [];
-    for (const w of waiters)
-      w.reject(new HandlerRemovedError(`handler ${this.name} was removed before it synced`));
+    this.syncWaiters.settle(false);
     this.wakeIdle();
-    this.context.onRemove(this as unknown as HandlerDelivery<never>);
+    this.context.onClose(this as unknown as HandlerDelivery<never>);
   }
 
   /** Appends a notification; never waits, never drops. */
   push(notification: Notification<T>): void {
-    if (this.removed) return;
+    if (this.closed) return;
     this.buffer.push(notification);
     if (notification.type === "add" && notification.isInInitialList) this.initialPending++;
     if (!this.draining) {
@@ -99,16 +93,22 @@ export class HandlerDelivery<T extends KubeObject> implements HandlerRegistratio
 
   /** Re-checks the sync condition (the informer calls it when its cache syncs). */
   checkSynced(): void {
-    if (this.syncWaiters.length === 0 || !this.hasSynced()) return;
-    const waiters = this.syncWaiters;
-    this.syncWaiters = [];
-    for (const w of waiters) w.resolve();
+    if (this.hasSynced()) this.syncWaiters.settle(true);
+  }
+
+  /**
+   * The informer stopped. Without a synced cache the handler never syncs, so
+   * pending waits answer `false`; with one, the handler may still finish its
+   * initial list (its loop outlives the informer's).
+   */
+  informerStopped(): void {
+    if (!this.context.informerSynced()) this.syncWaiters.settle(false);
   }
 
   private async drain(): Promise<void> {
     let syncRun = 0;
     try {
-      for (let next = this.buffer.shift(); next !== undefined && !this.removed; next = this.buffer.shift()) {
+      for (let next = this.buffer.shift(); next !== undefined && !this.closed; next = this.buffer.shift()) {
         this.running = true;
         let result: void | Promise<void> = undefined;
         try {
@@ -146,7 +146,7 @@ export class HandlerDelivery<T extends KubeObject> implements HandlerRegistratio
   }
 
   private finished(n: Notification<T>): void {
-    if (this.removed) return;
+    if (this.closed) return;
     this.context.metrics.deliveredOne(n.type === "update" && n.resync ? "resync" : n.type);
     if (n.type === "add" && n.isInInitialList) {
       this.initialPending--;

@@ -8,7 +8,6 @@ export type { SharedIndexInformerOptions, InformerReflectorOptions } from "./sha
 export type { InformerSource, InformerSourceFactory } from "./informer-source.js";
 export type { ResourceEventHandler, EventHandlerOptions, Notification } from "./resource-event-handler.js";
 export type { HandlerRegistration } from "./handler-registration.js";
-export { HandlerRemovedError } from "./handler-delivery.js";
 export { ResyncScheduler, ResyncSchedule, RESYNC_BUCKET_MS, RESYNC_TICK_JITTER } from "./resync-scheduler.js";
 export type { ResyncSchedulerOptions, ResyncTick } from "./resync-scheduler.js";
 export { Lister, NamespaceLister } from "./lister.js";
@@ -16,7 +15,7 @@ export type { LabelMatch } from "./label-match.js";
 export { indexByLabel, indexByOwnerUid, indexByControllerUid } from "./index-funcs.js";
 export { stripManagedFields, stripLastAppliedConfiguration, composeTransforms } from "./transforms.js";
 export type { Transform } from "./transforms.js";
-export { SharedInformerFactory, FactoryShutDownError } from "./shared-informer-factory.js";
+export { SharedInformerFactory, FactoryStateError } from "./shared-informer-factory.js";
 export type {
   SharedInformerFactoryOptions,
   InformerOptions,

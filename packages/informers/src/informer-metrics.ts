@@ -1,10 +1,5 @@
-import type {
-  Attributes,
-  BatchObservableCallback,
-  Counter,
-  Meter,
-  ObservableGauge,
-} from "@opentelemetry/api";
+import { MetricGroup, type GroupCounter } from "@tessera/core";
+import type { Meter } from "@opentelemetry/api";
 
 /** What the informer's observable gauges read at collection time. */
 export interface InformerGaugeSource {
@@ -31,78 +26,65 @@ export type DeliveryType = "add" | "update" | "delete" | "resync";
  * event. Internal to the package.
  */
 export class InformerMetrics {
-  private readonly base: Attributes;
-  private readonly delivered: Counter;
-  private readonly errors: Counter;
-  private readonly gauges: ObservableGauge[];
-  private readonly observe: BatchObservableCallback;
-  private closed = false;
+  private readonly group: MetricGroup;
+  private readonly delivered: GroupCounter;
+  private readonly errors: GroupCounter;
 
-  constructor(
-    private readonly meter: Meter,
-    informer: string,
-    resource: string,
-    source: InformerGaugeSource,
-  ) {
-    this.base = Object.freeze({ informer, resource });
-    this.delivered = meter.createCounter("tessera_informer_events_delivered_total", {
-      description: "Notifications a handler finished handling",
-    });
-    this.errors = meter.createCounter("tessera_informer_handler_errors_total", {
-      description: "Notifications whose handler callback threw or rejected",
-    });
-    const objects = meter.createObservableGauge("tessera_informer_objects", {
-      description: "Objects in the informer's cache",
-    });
-    const depth = meter.createObservableGauge("tessera_informer_handler_queue_depth", {
-      description: "Notifications waiting for a handler",
-    });
-    this.gauges = [objects, depth];
-    this.observe = (result) => {
-      result.observe(objects, source.cachedObjects(), this.base);
-      for (const [handler, n] of source.handlerDepths()) result.observe(depth, n, { ...this.base, handler });
-    };
-    meter.addBatchObservableCallback(this.observe, this.gauges);
+  constructor(meter: Meter, informer: string, resource: string, source: InformerGaugeSource) {
+    this.group = new MetricGroup(meter, { informer, resource });
+    this.delivered = this.group.counter(
+      "tessera_informer_events_delivered_total",
+      "Notifications a handler finished handling",
+    );
+    this.errors = this.group.counter(
+      "tessera_informer_handler_errors_total",
+      "Notifications whose handler callback threw or rejected",
+    );
+    this.group.gauge("tessera_informer_objects", "Objects in the informer's cache", (report) =>
+      report(source.cachedObjects()),
+    );
+    this.group.gauge(
+      "tessera_informer_handler_queue_depth",
+      "Notifications waiting for a handler",
+      (report) => {
+        for (const [handler, depth] of source.handlerDepths()) report(depth, { handler });
+      },
+    );
   }
 
   /** The per-handler instruments, with their attributes computed once. */
   forHandler(handler: string): HandlerMetrics {
-    const attributes = (type: DeliveryType): Attributes => Object.freeze({ ...this.base, handler, type });
+    const delivered = (type: DeliveryType): { add(value?: number): void } =>
+      this.delivered.bind({ handler, type });
     return new HandlerMetrics(
-      this.delivered,
-      this.errors,
       {
-        add: attributes("add"),
-        update: attributes("update"),
-        delete: attributes("delete"),
-        resync: attributes("resync"),
+        add: delivered("add"),
+        update: delivered("update"),
+        delete: delivered("delete"),
+        resync: delivered("resync"),
       },
-      Object.freeze({ ...this.base, handler }),
+      this.errors.bind({ handler }),
     );
   }
 
   /** Stops observing the gauges (the informer stopped). */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.meter.removeBatchObservableCallback(this.observe, this.gauges);
+    this.group.close();
   }
 }
 
-/** Counters of one handler. Internal to the package. */
+/** Counters of one handler, bound to its attributes. Internal to the package. */
 export class HandlerMetrics {
   constructor(
-    private readonly delivered: Counter,
-    private readonly errors: Counter,
-    private readonly byType: Readonly<Record<DeliveryType, Attributes>>,
-    private readonly handlerAttributes: Attributes,
+    private readonly delivered: Readonly<Record<DeliveryType, { add(value?: number): void }>>,
+    private readonly errors: { add(value?: number): void },
   ) {}
 
   deliveredOne(type: DeliveryType): void {
-    this.delivered.add(1, this.byType[type]);
+    this.delivered[type].add();
   }
 
   failedOne(): void {
-    this.errors.add(1, this.handlerAttributes);
+    this.errors.add();
   }
 }

@@ -1,21 +1,25 @@
+import type { Runnable, Syncable } from "@tessera/core";
 import type { ReflectorStore } from "@tessera/reflector";
 
 /**
  * What fills a {@link SharedIndexInformer}'s queue in place of its own
  * {@link Reflector}: anything that writes a collection into a
  * {@link ReflectorStore} and can tell when it has written a complete
- * snapshot. `@tessera/sharding`'s `ShardedReflector` (one reflector per
+ * snapshot. It is a {@link Runnable} (the informer's run runs it, on the
+ * same signal) and a {@link Syncable}, plus what the informer reports as its
+ * own state. `@tessera/sharding`'s `ShardedReflector` (one reflector per
  * owned hash range, one store) is one; the informer only knows this shape,
  * so it does not depend on the sharding package.
  */
-export interface InformerSource {
+export interface InformerSource extends Runnable, Syncable {
   /** Writes into the store until `signal` aborts; resolves once stopped. A rejection stops the informer. */
   run(signal: AbortSignal): Promise<void>;
   /** Whether the store was given a complete snapshot (may turn false again, e.g. while a new range lists). */
   hasSynced(): boolean;
   /**
-   * Resolves true once {@link InformerSource.hasSynced} is true, after the
-   * writes that make the snapshot were made; false if `signal` aborts first.
+   * Resolves `true` once {@link InformerSource.hasSynced} is true, after the
+   * writes that make the snapshot were made; `false` if `signal` aborts (or
+   * the source stops) first. Never rejects.
    */
   waitForSync(signal?: AbortSignal): Promise<boolean>;
   /** The resourceVersion to report as the informer's, `""` before the first sync. */

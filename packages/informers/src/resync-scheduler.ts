@@ -1,4 +1,11 @@
-import { silentLogger, type Clock, type Logger, type RandomSource, type Timer } from "@tessera/reflector";
+import {
+  resolveInstrumentation,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+  type RandomSource,
+  type Timer,
+} from "@tessera/core";
 
 /** The width of one bucket: keys due within the same second are fired together. */
 export const RESYNC_BUCKET_MS = 1000;
@@ -20,12 +27,11 @@ export interface ResyncTick {
   readonly pending: number;
 }
 
-/** Options of a {@link ResyncScheduler}. */
-export interface ResyncSchedulerOptions {
-  clock: Clock;
-  /** Spreads first deadlines over the period and jitters the ticker; default `Math.random`. */
-  random?: RandomSource;
-  logger?: Logger;
+/**
+ * Options of a {@link ResyncScheduler}. Its `random` spreads first deadlines
+ * over the period and jitters the ticker; its `clock` runs the ticker.
+ */
+export interface ResyncSchedulerOptions extends Instrumentation {
   /** Called after every tick with what it did. */
   onTick?: (tick: ResyncTick) => void;
 }
@@ -52,7 +58,7 @@ type Bucket = Map<ResyncSchedule, string[]>;
  * No timer is pending while nothing is tracked.
  *
  * ```ts
- * const scheduler = new ResyncScheduler({ clock: new SystemClock() });
+ * const scheduler = new ResyncScheduler();
  * const schedule = scheduler.schedule(60_000, (keys) => keys.forEach(resync));
  * schedule.track("default/my-config");
  * ```
@@ -70,10 +76,11 @@ export class ResyncScheduler {
   private timer: Timer | undefined;
   private ticks = 0;
 
-  constructor(options: ResyncSchedulerOptions) {
-    this.clock = options.clock;
-    this.random = options.random ?? Math.random;
-    this.logger = options.logger ?? silentLogger;
+  constructor(options: ResyncSchedulerOptions = {}) {
+    const tools = resolveInstrumentation(options, "@tessera/informers");
+    this.clock = tools.clock;
+    this.random = tools.random;
+    this.logger = tools.logger;
     this.onTick = options.onTick;
     this.origin = this.clock.now();
   }
@@ -138,7 +145,7 @@ export class ResyncScheduler {
     if (!this.timer) this.arm();
   }
 
-  /** @internal Drops every entry of a cancelled schedule: O(buckets), not O(entries). */
+  /** @internal Drops every entry of a closed schedule: O(buckets), not O(entries). */
   forget(schedule: ResyncSchedule): void {
     for (const [id, bucket] of this.buckets) {
       const keys = bucket.get(schedule);
@@ -216,7 +223,7 @@ export class ResyncSchedule {
   /** key -> the bucket it is filed under now */
   private readonly dueIn = new Map<string, number>();
   private readonly periodBuckets: number;
-  private cancelled = false;
+  private closed = false;
 
   /** @internal */
   constructor(
@@ -246,7 +253,7 @@ export class ResyncSchedule {
    * tracked changes nothing.
    */
   track(key: string): void {
-    if (this.cancelled || this.dueIn.has(key)) return;
+    if (this.closed || this.dueIn.has(key)) return;
     const firstDue = this.scheduler.now() + this.scheduler.randomFraction() * this.periodMs;
     const id = this.scheduler.bucketFor(firstDue);
     this.dueIn.set(key, id);
@@ -258,10 +265,10 @@ export class ResyncSchedule {
     this.dueIn.delete(key);
   }
 
-  /** Stops the schedule for good and frees its entries. */
-  cancel(): void {
-    if (this.cancelled) return;
-    this.cancelled = true;
+  /** Lets the schedule go for good: its keys are no longer re-delivered and its entries are freed. Harmless twice. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.dueIn.clear();
     this.scheduler.forget(this);
   }
@@ -271,7 +278,7 @@ export class ResyncSchedule {
    * when the entry is stale; otherwise files the key one period on and returns true.
    */
   refile(key: string, bucketId: number, current: number): boolean {
-    if (this.cancelled || this.dueIn.get(key) !== bucketId) return false;
+    if (this.closed || this.dueIn.get(key) !== bucketId) return false;
     const next = current + this.periodBuckets;
     this.dueIn.set(key, next);
     this.scheduler.file(this, key, next);
@@ -280,6 +287,6 @@ export class ResyncSchedule {
 
   /** @internal */
   deliver(keys: readonly string[]): void {
-    if (!this.cancelled) this.onDue(keys);
+    if (!this.closed) this.onDue(keys);
   }
 }

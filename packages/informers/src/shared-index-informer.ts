@@ -1,4 +1,13 @@
-import { metrics, SpanStatusCode, trace, type Meter, type Span, type Tracer } from "@opentelemetry/api";
+import { SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  resolveInstrumentation,
+  toError,
+  type Instrumentation,
+  type LogFields,
+  type Logger,
+  type Runnable,
+  type Syncable,
+} from "@tessera/core";
 import {
   DeltaFIFO,
   DeletedFinalStateUnknown,
@@ -6,16 +15,10 @@ import {
   indexByNamespace,
   NAMESPACE_INDEX,
   Reflector,
-  silentLogger,
-  SystemClock,
-  type Clock,
   type DeltaBatch,
   type Indexers,
   type KubeObject,
   type ListerWatcher,
-  type LogFields,
-  type Logger,
-  type RandomSource,
   type ReflectorOptions,
   type ReflectorStore,
 } from "@tessera/reflector";
@@ -26,6 +29,7 @@ import type { InformerSource, InformerSourceFactory } from "./informer-source.js
 import { Lister } from "./lister.js";
 import type { EventHandlerOptions, Notification, ResourceEventHandler } from "./resource-event-handler.js";
 import { ResyncScheduler, type ResyncSchedule } from "./resync-scheduler.js";
+import { SyncWaiters } from "./sync-waiters.js";
 import type { Transform } from "./transforms.js";
 
 /** The reflector settings an informer passes through unchanged (see {@link ReflectorOptions}). */
@@ -41,8 +45,12 @@ export type InformerReflectorOptions<T extends KubeObject> = Pick<
   | "env"
 >;
 
-/** Options of a {@link SharedIndexInformer}. */
-export interface SharedIndexInformerOptions<T extends KubeObject> {
+/**
+ * Options of a {@link SharedIndexInformer}. Its clock, random source, logger
+ * and meter are handed to its reflector too; the meter defaults to the
+ * global `@tessera/informers` meter.
+ */
+export interface SharedIndexInformerOptions<T extends KubeObject> extends Instrumentation {
   /** The collection to cache. */
   listerWatcher: ListerWatcher<T>;
   /** Names the informer in logs and metrics; default the resource (and namespace). */
@@ -74,16 +82,12 @@ export interface SharedIndexInformerOptions<T extends KubeObject> {
   source?: InformerSourceFactory<T>;
   /** Called with every failed list or watch; the informer retries on its own. */
   onError?: (err: unknown) => void;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  /** Default: the global meter provider's `@tessera/informers` meter. Also given to the reflector. */
-  meter?: Meter;
-  /** Default: the global tracer provider's `@tessera/informers` tracer. */
-  tracer?: Tracer;
 }
 
-/** Raised by {@link SharedIndexInformer.run} when the informer runs already or ran before. */
+/**
+ * Raised (synchronously) by {@link SharedIndexInformer.run} when the informer
+ * runs already or ran before, and by {@link SharedIndexInformer.close} while it runs.
+ */
 export class InformerStateError extends Error {
   override name = "InformerStateError";
 }
@@ -105,6 +109,12 @@ export class InformerStateError extends Error {
  *   jittered ticker ({@link ResyncScheduler});
  * - a {@link Lister} and named indexes (the namespace index by default).
  *
+ * A {@link Runnable}: `run(signal)` lists, watches and delivers until the
+ * signal aborts, and settles once everything it started has stopped; the
+ * cache is kept. {@link SharedIndexInformer.waitForSync} is the
+ * {@link Syncable} wait; {@link SharedIndexInformer.close} lets go of the
+ * cache and handlers of an informer that is done with.
+ *
  * ```ts
  * const informer = new SharedIndexInformer<V1ConfigMap>({
  *   listerWatcher: new KubeListerWatcher(kc, { group: "", version: "v1", plural: "configmaps", namespaced: true }),
@@ -112,12 +122,13 @@ export class InformerStateError extends Error {
  * });
  * informer.addEventHandler({ onAdd: (cm) => console.log("added", cm.metadata?.name) });
  * const stop = new AbortController();
- * void informer.run(stop.signal);
- * await informer.whenSynced();
- * informer.lister.namespace("default").list();
+ * const running = informer.run(stop.signal);
+ * if (await informer.waitForSync(AbortSignal.timeout(60_000))) informer.lister.namespace("default").list();
+ * stop.abort();
+ * await running;
  * ```
  */
-export class SharedIndexInformer<T extends KubeObject = KubeObject> {
+export class SharedIndexInformer<T extends KubeObject = KubeObject> implements Runnable, Syncable {
   /** The informer's name in logs and metrics. */
   readonly name: string;
   /** The resource cached, as kubectl names it. */
@@ -143,36 +154,27 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   private readonly logFields: LogFields;
   private readonly defaultResyncPeriodMs: number;
   private readonly handlers = new Map<HandlerDelivery<T>, ResyncSchedule | undefined>();
-  private readonly stopController = new AbortController();
   private handlerSeq = 0;
   private state: "new" | "running" | "stopped" = "new";
   private synced = false;
-  private syncWaiters: (() => void)[] = [];
+  private readonly syncWaiters = new SyncWaiters();
   private syncSpan: Span | undefined;
-  private runDone: Promise<void> | undefined;
 
   constructor(options: SharedIndexInformerOptions<T>) {
     const lw = options.listerWatcher;
     this.resource = lw.resource;
     this.namespace = lw.namespace;
     this.name = options.name ?? (lw.namespace ? `${lw.resource} in ${lw.namespace}` : lw.resource);
-    const clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
-    this.tracer = options.tracer ?? trace.getTracer("@tessera/informers");
-    const meter = options.meter ?? metrics.getMeter("@tessera/informers");
+    const { clock, random, logger, meter, tracer } = resolveInstrumentation(options, "@tessera/informers");
+    this.logger = logger;
+    this.tracer = tracer;
     this.logFields = Object.freeze({
       informer: this.name,
       resource: this.resource,
       ...(this.namespace ? { namespace: this.namespace } : {}),
     });
     this.defaultResyncPeriodMs = options.defaultResyncPeriodMs ?? 0;
-    this.scheduler =
-      options.resyncScheduler ??
-      new ResyncScheduler({
-        clock,
-        logger: this.logger,
-        ...(options.random ? { random: options.random } : {}),
-      });
+    this.scheduler = options.resyncScheduler ?? new ResyncScheduler({ clock, random, logger, meter, tracer });
 
     const indexers: Indexers<T> = {
       ...(options.namespaceIndex === false ? {} : { [NAMESPACE_INDEX]: indexByNamespace }),
@@ -211,9 +213,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
         store,
         name: this.name,
         clock,
-        logger: this.logger,
+        random,
+        logger,
         meter,
-        ...(options.random ? { random: options.random } : {}),
+        // Unless one is given, the reflector traces under its own package's name.
         ...(options.tracer ? { tracer: options.tracer } : {}),
         ...(options.transform ? { transform: options.transform } : {}),
         ...(options.onError ? { onError: options.onError } : {}),
@@ -232,10 +235,16 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     return this.synced;
   }
 
-  /** Resolves once {@link SharedIndexInformer.hasSynced} is true (never, if the informer is stopped first). */
-  whenSynced(): Promise<void> {
-    if (this.synced) return Promise.resolve();
-    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  /**
+   * Resolves `true` once {@link SharedIndexInformer.hasSynced} is true;
+   * `false` if `signal` aborts first or the informer stops (or is closed)
+   * without having synced. Never rejects. Before {@link SharedIndexInformer.run}
+   * it waits for the run.
+   */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (this.state === "stopped") return Promise.resolve(false);
+    return this.syncWaiters.wait(signal);
   }
 
   /** Whether {@link SharedIndexInformer.run} was called and has not ended. */
@@ -284,7 +293,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       informer: this.name,
       resource: this.resource,
       informerSynced: () => this.synced,
-      onRemove: () => this.removeDelivery(delivery),
+      onClose: () => this.removeDelivery(delivery),
       logger: this.logger,
       metrics: this.metrics.forHandler(name),
     });
@@ -308,47 +317,50 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     return delivery;
   }
 
-  /** Removes a handler (the same as `registration.remove()`). */
+  /** Removes a handler (the same as `registration.close()`). */
   removeEventHandler(registration: HandlerRegistration): void {
-    registration.remove();
+    registration.close();
   }
 
   /**
-   * Runs the reflector and the processing loop until `signal` aborts or
-   * {@link SharedIndexInformer.stop} is called; resolves once both stopped.
-   * Rejects only when the reflector does (its consistency check failed).
+   * Runs the reflector (or the source) and the processing loop until
+   * `signal` aborts; resolves once both stopped. The cache and the handlers
+   * are kept. Rejects only when the reflector or source does (e.g. its
+   * consistency check failed). An informer runs once: a second call throws
+   * {@link InformerStateError} (synchronously).
    */
-  run(signal?: AbortSignal): Promise<void> {
+  run(signal: AbortSignal): Promise<void> {
     if (this.state !== "new") {
       throw new InformerStateError(
         `informer ${this.name} ${this.state === "running" ? "is running" : "has stopped"}`,
       );
     }
     this.state = "running";
-    this.runDone = this.runLoops(signal);
-    return this.runDone;
-  }
-
-  /** Stops the informer (if it runs) and resolves once it has stopped. The cache is kept. */
-  async stop(): Promise<void> {
-    this.stopController.abort(new Error(`informer ${this.name} stopped`));
-    if (this.state === "new") this.finish();
-    await this.runDone?.catch(() => undefined);
+    return this.runLoops(signal);
   }
 
   /**
-   * Stops the informer, removes every handler and empties the cache, so
-   * nothing it held is referenced any longer. For an informer nobody uses.
+   * Lets go of what the informer holds: every handler is closed (what waits
+   * for it is dropped) and the cache is emptied, so nothing stays referenced
+   * through an informer that is done with, even where someone still holds
+   * it. It cannot run afterwards. Not a way to stop it: abort the signal
+   * given to {@link SharedIndexInformer.run} and await the run first; while
+   * it runs, `close` throws {@link InformerStateError}. Closing twice is harmless.
    */
-  async dispose(): Promise<void> {
-    await this.stop();
-    for (const delivery of Array.from(this.handlers.keys())) delivery.remove();
+  close(): void {
+    if (this.state === "running") {
+      throw new InformerStateError(
+        `informer ${this.name} is running: abort its run's signal before closing it`,
+      );
+    }
+    this.finish();
+    for (const delivery of Array.from(this.handlers.keys())) delivery.close();
     this.cache.replace([], "");
   }
 
-  private async runLoops(signal: AbortSignal | undefined): Promise<void> {
+  private async runLoops(signal: AbortSignal): Promise<void> {
     const failed = new AbortController();
-    const stop = AbortSignal.any([this.stopController.signal, failed.signal, ...(signal ? [signal] : [])]);
+    const stop = AbortSignal.any([signal, failed.signal]);
     this.syncSpan = this.tracer.startSpan("informer.sync", {
       attributes: { "tessera.informer": this.name, "k8s.resource": this.resource },
     });
@@ -373,7 +385,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     } finally {
       this.finish();
     }
-    if (reflectorError !== undefined) throw reflectorError;
+    if (reflectorError !== undefined) throw toError(reflectorError);
   }
 
   private async processLoop(stop: AbortSignal): Promise<void> {
@@ -388,8 +400,12 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     if (this.state === "stopped") return;
     this.state = "stopped";
     this.fifo.close();
-    for (const schedule of this.handlers.values()) schedule?.cancel();
+    for (const schedule of this.handlers.values()) schedule?.close();
     this.metrics.close();
+    if (!this.synced) {
+      this.syncWaiters.settle(false);
+      for (const delivery of this.handlers.keys()) delivery.informerStopped();
+    }
     if (this.syncSpan) {
       if (!this.synced) {
         this.syncSpan.setStatus({ code: SpanStatusCode.ERROR, message: "stopped before the cache synced" });
@@ -418,7 +434,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
         this.distribute({ type: "delete", object: delta.object });
         continue;
       }
-      const obj = delta.object instanceof DeletedFinalStateUnknown ? (delta.object.obj as T) : delta.object;
+      const obj = delta.object instanceof DeletedFinalStateUnknown ? delta.object.obj : delta.object;
       if (old === undefined) {
         this.cache.add(obj);
         for (const schedule of this.handlers.values()) schedule?.track(key);
@@ -445,7 +461,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
 
   private removeDelivery(delivery: HandlerDelivery<T>): void {
     const schedule = this.handlers.get(delivery);
-    schedule?.cancel();
+    schedule?.close();
     this.handlers.delete(delivery);
     this.logger.debug("event handler removed", { ...this.logFields, handler: delivery.name });
   }
@@ -466,9 +482,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       objects: this.cache.size,
       resourceVersion: this.source.lastSyncResourceVersion,
     });
-    const waiters = this.syncWaiters;
-    this.syncWaiters = [];
-    for (const w of waiters) w();
+    this.syncWaiters.settle(true);
     for (const delivery of this.handlers.keys()) delivery.checkSynced();
   }
 }

@@ -1,19 +1,21 @@
-import type { Meter, Tracer } from "@opentelemetry/api";
-import { trace } from "@opentelemetry/api";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { SpanStatusCode } from "@opentelemetry/api";
+import {
+  resolveInstrumentation,
+  timeoutScope,
+  whenAborted,
+  type Instrumentation,
+  type ResolvedInstrumentation,
+  type Runnable,
+  type Syncable,
+} from "@tessera/core";
 import {
   describeResource,
   KubeListerWatcher,
-  silentLogger,
-  SystemClock,
-  type Clock,
   type Indexers,
   type KubeObject,
   type ListerWatcher,
-  type Logger,
-  type RandomSource,
   type ResourceDescriptor,
-  type Timer,
 } from "@tessera/reflector";
 import { CacheSyncError, type UnsyncedInformer } from "./cache-sync-error.js";
 import { MetadataListerWatcher } from "./metadata-lister-watcher.js";
@@ -51,8 +53,11 @@ export interface InformerOptions<T extends KubeObject> {
   indexers?: Indexers<T>;
 }
 
-/** Options of a {@link SharedInformerFactory}. */
-export interface SharedInformerFactoryOptions {
+/**
+ * Options of a {@link SharedInformerFactory}. Its instrumentation (clock,
+ * random source, logger, meter, tracer) is handed to every informer it makes.
+ */
+export interface SharedInformerFactoryOptions extends Instrumentation {
   /** The cluster to talk to; informers list and watch with the reflector's `KubeListerWatcher`. */
   kubeConfig?: KubeConfig;
   /** Makes the ListerWatcher of each informer instead (to wrap, filter or test); wins over `kubeConfig`. */
@@ -69,22 +74,23 @@ export interface SharedInformerFactoryOptions {
   defaultResyncPeriodMs?: number;
   /** Passed to every informer's reflector. */
   reflector?: InformerReflectorOptions<KubeObject>;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  meter?: Meter;
-  tracer?: Tracer;
 }
 
-/** Raised when a factory is used after {@link SharedInformerFactory.shutdown}. */
-export class FactoryShutDownError extends Error {
-  override name = "FactoryShutDownError";
+/**
+ * Raised (synchronously) when a factory is run a second time, or asked for
+ * an informer once it has stopped (its run's signal aborted).
+ */
+export class FactoryStateError extends Error {
+  override name = "FactoryStateError";
 }
 
 interface Entry {
   readonly key: string;
   readonly informer: SharedIndexInformer<KubeObject>;
   uses: number;
+  /** Stops this informer alone, when its last user releases it. */
+  readonly release: AbortController;
+  /** Its run (failures logged), once started. */
   running: Promise<void> | undefined;
 }
 
@@ -93,43 +99,43 @@ interface Entry {
  * options, shared by every caller that asks for the same, all resyncing on a
  * single {@link ResyncScheduler} timer.
  *
+ * A {@link Runnable}: `run(signal)` runs every informer it holds and every
+ * one made later, until the signal aborts; it settles once all of them have
+ * stopped, and the factory cannot run again. A {@link Syncable}:
+ * {@link SharedInformerFactory.waitForSync} answers whether every informer
+ * held synced; {@link SharedInformerFactory.requireSync} is the same wait
+ * that fails with a {@link CacheSyncError} naming those that did not.
+ *
  * ```ts
  * const factory = new SharedInformerFactory({ kubeConfig: kc, transform: stripManagedFields });
  * const pods = factory.informerFor<V1Pod>({ group: "", version: "v1", plural: "pods", namespaced: true });
  * pods.addEventHandler({ onAdd: (pod) => queue.add(pod) });
- * factory.start();
- * await factory.waitForCacheSync(AbortSignal.timeout(60_000));
- * // ...
- * await factory.shutdown();
+ * const running = factory.run(signal);
+ * await factory.requireSync(signal, 60_000);
+ * // ... until signal aborts
+ * await running;
  * ```
  */
-export class SharedInformerFactory {
+export class SharedInformerFactory implements Runnable, Syncable {
   private readonly options: SharedInformerFactoryOptions;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
-  private readonly tracer: Tracer;
+  private readonly tools: ResolvedInstrumentation;
   private readonly scheduler: ResyncScheduler;
   private readonly entries = new Map<string, Entry>();
   private readonly byInformer = new Map<SharedIndexInformer<KubeObject>, Entry>();
   private readonly transformIds = new WeakMap<object, number>();
-  private readonly stopController = new AbortController();
+  /** Informer runs not settled yet, released ones included: what the factory's run waits for. */
+  private readonly runs = new Set<Promise<void>>();
   private transformSeq = 0;
-  private started = false;
-  private shutDown = false;
+  private state: "new" | "running" | "stopped" = "new";
+  private runSignal: AbortSignal | undefined;
 
   constructor(options: SharedInformerFactoryOptions) {
     if (!options.kubeConfig && !options.listerWatcherFor) {
       throw new TypeError("SharedInformerFactory needs a kubeConfig or a listerWatcherFor");
     }
     this.options = options;
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
-    this.tracer = options.tracer ?? trace.getTracer("@tessera/informers");
-    this.scheduler = new ResyncScheduler({
-      clock: this.clock,
-      logger: this.logger,
-      ...(options.random ? { random: options.random } : {}),
-    });
+    this.tools = resolveInstrumentation(options, "@tessera/informers");
+    this.scheduler = new ResyncScheduler(this.tools);
   }
 
   /** The informers the factory holds. */
@@ -141,23 +147,24 @@ export class SharedInformerFactory {
    * The informer for `resource` with `options` (over the factory's defaults):
    * the same instance for the same resource and options, made on first use.
    * Each call counts as one use until {@link SharedInformerFactory.release}.
-   * After {@link SharedInformerFactory.start}, a new informer starts at once.
+   * While the factory runs, a new informer starts at once. Throws
+   * {@link FactoryStateError} once the factory has stopped.
    */
   informerFor<T extends KubeObject = KubeObject>(
     resource: ResourceDescriptor,
     options: InformerOptions<T> = {},
   ): SharedIndexInformer<T> {
-    if (this.shutDown) throw new FactoryShutDownError("the informer factory has been shut down");
+    if (this.stopped) throw new FactoryStateError("the informer factory has stopped");
     const request = this.request(resource, options);
     const transform = options.transform === null ? undefined : (options.transform ?? this.options.transform);
     const key = this.keyOf(request, transform);
     let entry = this.entries.get(key);
     if (!entry) {
       const informer = this.makeInformer(request, transform as Transform<KubeObject> | undefined);
-      entry = { key, informer, uses: 0, running: undefined };
+      entry = { key, informer, uses: 0, release: new AbortController(), running: undefined };
       this.entries.set(key, entry);
       this.byInformer.set(informer, entry);
-      if (this.started) this.run(entry);
+      if (this.state === "running") this.start(entry);
     }
     entry.uses++;
     if (options.indexers) addMissingIndexers(entry.informer, options.indexers as Indexers<KubeObject>);
@@ -173,9 +180,11 @@ export class SharedInformerFactory {
   }
 
   /**
-   * Drops one use of `informer`. When nobody uses it any more it is removed:
-   * its watch stops, its handlers are removed and its cache is emptied; a
-   * later `informerFor` makes a new one. Resolves once it stopped.
+   * Drops one use of `informer` (a reference count, not a stop of the
+   * factory). When nobody uses it any more the factory lets it go: its run
+   * is stopped (its watch ends), then it is closed (its handlers are closed
+   * and its cache is emptied); a later `informerFor` makes a new one.
+   * Resolves once it stopped.
    */
   async release<T extends KubeObject>(informer: SharedIndexInformer<T>): Promise<void> {
     const entry = this.byInformer.get(informer as unknown as SharedIndexInformer<KubeObject>);
@@ -184,73 +193,90 @@ export class SharedInformerFactory {
     if (entry.uses > 0) return;
     this.entries.delete(entry.key);
     this.byInformer.delete(entry.informer);
-    this.logger.info("informer released", {
+    this.tools.logger.info("informer released", {
       informer: entry.informer.name,
       resource: entry.informer.resource,
     });
-    await entry.informer.dispose();
-  }
-
-  /** Starts every informer not running yet; informers made later start as they are made. */
-  start(): void {
-    if (this.shutDown) throw new FactoryShutDownError("the informer factory has been shut down");
-    this.started = true;
-    for (const entry of this.entries.values()) if (!entry.running) this.run(entry);
+    entry.release.abort(new Error(`informer ${entry.informer.name} released`));
+    await entry.running;
+    entry.informer.close();
   }
 
   /**
-   * Resolves once every informer the factory holds now has synced. Rejects
-   * with a {@link CacheSyncError} naming those that have not (and why, when
-   * their last list or watch failed) when `timeoutMs` passes or `signal`
-   * aborts first. Informers that fail keep retrying; the others work on.
+   * Runs every informer held now and every one made later until `signal`
+   * aborts; resolves once all of them have stopped (a failing informer is
+   * logged, the others go on). A factory runs once: a second call throws
+   * {@link FactoryStateError} (synchronously).
    */
-  async waitForCacheSync(signal?: AbortSignal, timeoutMs?: number): Promise<void> {
+  run(signal: AbortSignal): Promise<void> {
+    if (this.state !== "new") {
+      throw new FactoryStateError(
+        this.state === "running" ? "the informer factory is running" : "the informer factory has stopped",
+      );
+    }
+    this.state = "running";
+    this.runSignal = signal;
+    for (const entry of this.entries.values()) this.start(entry);
+    return this.runUntilAborted(signal);
+  }
+
+  /** True when every informer held now has synced. */
+  hasSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced());
+  }
+
+  /**
+   * Resolves `true` once every informer held now has synced; `false` as
+   * soon as `signal` aborts or one of them stops (the factory stopped, it
+   * was released) without having synced. Never rejects. Informers that fail
+   * keep retrying meanwhile; to learn which did not sync, and why, use
+   * {@link SharedInformerFactory.requireSync}.
+   */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    return allSynced(this.informers, signal);
+  }
+
+  /**
+   * {@link SharedInformerFactory.waitForSync} where not syncing is an error,
+   * as controller-runtime's `WaitForCacheSync` reports the informers that did
+   * not sync: resolves once every informer held now has synced, and rejects
+   * with a {@link CacheSyncError} naming those that have not (with their last
+   * list or watch error) when `timeoutMs` passes (on the factory's clock),
+   * `signal` aborts, or one of them stops first. Informers that fail keep
+   * retrying; the others work on.
+   */
+  async requireSync(signal?: AbortSignal, timeoutMs?: number): Promise<void> {
     const informers = this.informers;
     const pending = informers.filter((i) => !i.hasSynced());
     if (pending.length === 0) return;
-    const started = this.clock.now();
-    const span = this.tracer.startSpan("informers.waitForCacheSync", {
+    const clock = this.tools.clock;
+    const started = clock.now();
+    const span = this.tools.tracer.startSpan("informers.requireSync", {
       attributes: { "tessera.informers": informers.length, "tessera.unsynced": pending.length },
     });
-    let timer: Timer | undefined;
-    let onAbort: (() => void) | undefined;
+    const scope =
+      timeoutMs === undefined
+        ? undefined
+        : timeoutScope(clock, timeoutMs, "waiting for caches to sync", [signal]);
     try {
-      await new Promise<void>((resolve, reject) => {
-        const unsynced = (): UnsyncedInformer[] =>
-          informers.filter((i) => !i.hasSynced()).map(describeInformer);
-        const giveUp = (reason: "timeout" | "aborted"): void =>
-          reject(
-            new CacheSyncError(
-              reason,
-              unsynced(),
-              this.clock.now() - started,
-              reason === "aborted" ? { cause: signal?.reason } : undefined,
-            ),
-          );
-        if (signal?.aborted) return giveUp("aborted");
-        onAbort = () => giveUp("aborted");
-        signal?.addEventListener("abort", onAbort, { once: true });
-        if (timeoutMs !== undefined) timer = this.clock.setTimer(timeoutMs, () => giveUp("timeout"));
-        void Promise.all(pending.map((i) => i.whenSynced())).then(() => resolve());
-      });
+      if (await allSynced(pending, scope?.signal ?? signal)) {
+        span.end();
+        return;
+      }
+      const reason = scope?.timedOut ? "timeout" : signal?.aborted ? "aborted" : "stopped";
+      const error = new CacheSyncError(
+        reason,
+        informers.filter((i) => !i.hasSynced()).map(describeInformer),
+        clock.now() - started,
+        reason === "aborted" ? { cause: signal?.reason } : undefined,
+      );
+      span.recordException(error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
       span.end();
-    } catch (err) {
-      span.recordException(err as Error);
-      span.end();
-      throw err;
+      throw error;
     } finally {
-      timer?.cancel();
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
+      scope?.close();
     }
-  }
-
-  /** Stops every informer and resolves once all have stopped; the factory cannot be used again. */
-  async shutdown(): Promise<void> {
-    this.shutDown = true;
-    this.stopController.abort(new Error("informer factory shut down"));
-    const entries = Array.from(this.entries.values());
-    await Promise.all(entries.map((e) => e.informer.stop()));
-    this.logger.info("informer factory shut down", { informers: entries.length });
   }
 
   private request(
@@ -312,14 +338,15 @@ export class SharedInformerFactory {
       listerWatcher,
       name,
       resyncScheduler: this.scheduler,
-      clock: this.clock,
-      logger: this.logger,
+      clock: this.tools.clock,
+      random: this.tools.random,
+      logger: this.tools.logger,
+      meter: this.tools.meter,
+      // Only a tracer given goes to the informers' reflectors, which trace under their own name otherwise.
+      ...(o.tracer ? { tracer: o.tracer } : {}),
       ...(transform ? { transform } : {}),
       ...(o.defaultResyncPeriodMs !== undefined ? { defaultResyncPeriodMs: o.defaultResyncPeriodMs } : {}),
       ...(o.reflector ? { reflector: o.reflector } : {}),
-      ...(o.random ? { random: o.random } : {}),
-      ...(o.meter ? { meter: o.meter } : {}),
-      ...(o.tracer ? { tracer: o.tracer } : {}),
     });
   }
 
@@ -335,15 +362,57 @@ export class SharedInformerFactory {
       : new KubeListerWatcher(kc, request.resource, options);
   }
 
-  private run(entry: Entry): void {
+  /** Whether the factory has stopped, or is stopping (its run's signal aborted). */
+  private get stopped(): boolean {
+    return this.state === "stopped" || this.runSignal?.aborted === true;
+  }
+
+  private async runUntilAborted(signal: AbortSignal): Promise<void> {
+    this.tools.logger.info("informer factory running", { informers: this.entries.size });
+    await whenAborted(signal);
+    this.state = "stopped";
+    // Every informer runs on this signal (or has been released): each is stopping now.
+    const stopping = this.runs.size;
+    await Promise.all(Array.from(this.runs));
+    this.tools.logger.info("informer factory stopped", { informers: stopping });
+  }
+
+  private start(entry: Entry): void {
     const informer = entry.informer;
-    entry.running = informer.run(this.stopController.signal).catch((err: unknown) => {
-      this.logger.error("informer failed", {
+    const signal = AbortSignal.any([this.runSignal as AbortSignal, entry.release.signal]);
+    const running = informer.run(signal).catch((err: unknown) => {
+      this.tools.logger.error("informer failed", {
         informer: informer.name,
         resource: informer.resource,
         error: err instanceof Error ? err.message : String(err),
       });
     });
+    entry.running = running;
+    this.runs.add(running);
+    void running.finally(() => this.runs.delete(running));
+  }
+}
+
+/** `true` once every one of `informers` synced; `false` as soon as one answers it will not (or `signal` aborts). */
+async function allSynced(
+  informers: readonly SharedIndexInformer<KubeObject>[],
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (informers.every((i) => i.hasSynced())) return true;
+  // One `false` is the answer: the others' waits are let go of through a signal of our own.
+  const done = new AbortController();
+  const parents = signal ? [signal, done.signal] : [done.signal];
+  const waitSignal = AbortSignal.any(parents);
+  try {
+    const answers = informers.map((i) =>
+      i.waitForSync(waitSignal).then((synced) => {
+        if (!synced) done.abort();
+        return synced;
+      }),
+    );
+    return (await Promise.all(answers)).every(Boolean);
+  } finally {
+    done.abort();
   }
 }
 

@@ -15,7 +15,7 @@ const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
  * often the largest part of a small object and that controllers rarely read.
  */
 export function stripManagedFields<T extends KubeObject>(obj: T): T {
-  const metadata = obj.metadata as (KubeObject["metadata"] & { managedFields?: unknown }) | undefined;
+  const metadata: (KubeObject["metadata"] & { managedFields?: unknown }) | undefined = obj.metadata;
   if (!metadata || metadata.managedFields === undefined) return obj;
   // A fresh object (rather than `delete`) keeps the metadata's shape compact in V8.
   const { managedFields: _dropped, ...rest } = metadata;

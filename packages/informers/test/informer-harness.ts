@@ -1,4 +1,5 @@
-import { FakeClock, type KubeObject, type LogFields, type Logger } from "@tessera/reflector";
+import { CapturingLogger, FakeClock } from "@tessera/core/testing";
+import type { KubeObject } from "@tessera/reflector";
 import { SharedIndexInformer, type SharedIndexInformerOptions } from "../src/index.js";
 import { MemoryListerWatcher } from "./memory-lister-watcher.js";
 
@@ -33,29 +34,15 @@ export async function settle(done: () => boolean = () => false, turns = 2_000): 
   for (let i = 0; i < turns && !done(); i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** A logger that keeps what it is given. */
-export class MemoryLogger implements Logger {
-  readonly lines: { level: string; message: string; fields?: LogFields }[] = [];
-  debug(message: string, fields?: LogFields): void {
-    this.lines.push({ level: "debug", message, fields });
-  }
-  info(message: string, fields?: LogFields): void {
-    this.lines.push({ level: "info", message, fields });
-  }
-  warn(message: string, fields?: LogFields): void {
-    this.lines.push({ level: "warn", message, fields });
-  }
-  error(message: string, fields?: LogFields): void {
-    this.lines.push({ level: "error", message, fields });
-  }
-}
-
-/** An informer over a {@link MemoryListerWatcher} on a fake clock, started by {@link InformerHarness.start}. */
+/**
+ * An informer over a {@link MemoryListerWatcher} on a fake clock, run by
+ * {@link InformerHarness.start} and stopped by {@link InformerHarness.stop}.
+ */
 export class InformerHarness {
   readonly clock = new FakeClock();
   readonly lw = new MemoryListerWatcher<Widget>();
-  readonly logger = new MemoryLogger();
-  readonly stop = new AbortController();
+  readonly logger = new CapturingLogger();
+  readonly controller = new AbortController();
   readonly informer: SharedIndexInformer<Widget>;
   done: Promise<void> | undefined;
 
@@ -69,13 +56,15 @@ export class InformerHarness {
     });
   }
 
+  /** Runs the informer and lets it sync. */
   async start(): Promise<void> {
-    this.done = this.informer.run(this.stop.signal);
+    this.done = this.informer.run(this.controller.signal);
     await settle(() => this.informer.hasSynced());
   }
 
-  async shutdown(): Promise<void> {
-    this.stop.abort();
+  /** Aborts the run and waits for it to settle. */
+  async stop(): Promise<void> {
+    this.controller.abort();
     await this.done;
   }
 }

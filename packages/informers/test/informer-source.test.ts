@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { DeletedFinalStateUnknown, FakeClock, type ReflectorStore } from "@tessera/reflector";
+import { FakeClock } from "@tessera/core/testing";
+import { DeletedFinalStateUnknown, type ReflectorStore } from "@tessera/reflector";
 import { SharedIndexInformer, type InformerSource, type SharedIndexInformerOptions } from "../src/index.js";
 import { MemoryListerWatcher } from "./memory-lister-watcher.js";
 import { settle, widget, type Widget } from "./informer-harness.js";
@@ -96,7 +97,7 @@ describe("SharedIndexInformer fed by an external source", () => {
     assert.equal(informer.hasSynced(), false, "writes alone are not a complete snapshot");
 
     let cachedWhenSynced = -1;
-    void informer.whenSynced().then(() => (cachedWhenSynced = informer.lister.size));
+    void informer.waitForSync().then(() => (cachedWhenSynced = informer.lister.size));
     for (let i = 10; i < 1000; i++) source.store.add(versioned(`w-${i}`, 10 + i));
     source.markSynced("1009");
     assert.equal(informer.hasSynced(), false);

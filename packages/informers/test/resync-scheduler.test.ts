@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { FakeClock } from "@tessera/reflector";
+import { FakeClock } from "@tessera/core/testing";
 import { ResyncScheduler, type ResyncTick } from "../src/index.js";
 import { seededRandom } from "./seeded-random.js";
 
@@ -14,7 +14,7 @@ function advanceBy(clock: FakeClock, totalMs: number, stepMs = 100): void {
 
 describe("ResyncScheduler", () => {
   it("re-delivers 100,000 keys within one period on a single timer, each tick doing work only for the keys due", () => {
-    const clock = new FakeClock(5_000);
+    const clock = new FakeClock({ startMs: 5_000 });
     const ticks: ResyncTick[] = [];
     const scheduler = new ResyncScheduler({ clock, random: seededRandom(1), onTick: (t) => ticks.push(t) });
     const periodMs = 60_000;
@@ -77,8 +77,8 @@ describe("ResyncScheduler", () => {
       const fast = scheduler.schedule(5_000, () => {});
       for (const key of keys(10, "fast/")) fast.track(key);
       advanceBy(clock, 20_000, 500);
-      slow.cancel();
-      fast.cancel();
+      slow.close();
+      fast.close();
       return examined;
     };
     const small = work(1_000);
@@ -106,7 +106,7 @@ describe("ResyncScheduler", () => {
       `delays ${delays.join(",")}`,
     );
     assert.ok(new Set(delays).size > 10, "each delay is drawn anew");
-    schedule.cancel();
+    schedule.close();
     assert.equal(scheduler.pendingEntries, 0);
     assert.equal(clock.pendingTimers, 0, "no timer while nothing is tracked");
     assert.equal(scheduler.tickerArmed, false);
@@ -138,6 +138,7 @@ describe("ResyncScheduler", () => {
     let pending: (() => void) | undefined;
     const clock = {
       now: () => now,
+      wallTime: () => new Date(now),
       setTimer: (_ms: number, callback: () => void) => {
         pending = callback;
         return { cancel: () => (pending = undefined) };

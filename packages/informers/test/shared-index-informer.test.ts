@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
-import { DeletedFinalStateUnknown, FakeClock, IndexerError, metaNamespaceKey } from "@tessera/reflector";
+import { FakeClock } from "@tessera/core/testing";
+import { DeletedFinalStateUnknown, IndexerError, metaNamespaceKey } from "@tessera/reflector";
 import {
-  HandlerRemovedError,
   indexByLabel,
   InformerStateError,
   ResyncScheduler,
@@ -15,7 +15,7 @@ import { seededRandom } from "./seeded-random.js";
 describe("SharedIndexInformer", () => {
   let h: InformerHarness | undefined;
   afterEach(async () => {
-    await h?.shutdown();
+    await h?.stop();
     h = undefined;
   });
 
@@ -98,7 +98,7 @@ describe("SharedIndexInformer", () => {
     const earlyReg = h.informer.addEventHandler(early);
     assert.equal(earlyReg.hasSynced(), false, "not before the informer synced");
     await h.start();
-    await earlyReg.whenSynced();
+    await earlyReg.waitForSync();
     assert.equal(early.adds, 10);
 
     let release!: () => void;
@@ -114,7 +114,7 @@ describe("SharedIndexInformer", () => {
     assert.equal(h.informer.hasSynced(), true);
     assert.equal(late.hasSynced(), false, "not while it still handles its initial list");
     release();
-    await late.whenSynced();
+    await late.waitForSync();
     h.lw.put(widget("w-new"));
     await late.whenIdle();
     await settle(() => initialFlags.length === 11);
@@ -133,7 +133,7 @@ describe("SharedIndexInformer", () => {
       },
     });
     await h.start();
-    await reg.whenSynced();
+    await reg.waitForSync();
     h.lw.remove("default/w-3", true);
     h.lw.put(widget("w-9"), true);
     h.lw.failWatches(h.lw.expired());
@@ -175,19 +175,19 @@ describe("SharedIndexInformer", () => {
     assert.equal(line.fields?.["error"], "boom");
   });
 
-  it("stops delivering to a removed handler; waiting for its sync then fails", async () => {
+  it("stops delivering to a closed handler; waiting for its sync then answers false", async () => {
     h = new InformerHarness();
     const seen: string[] = [];
     const reg = h.informer.addEventHandler({ onAdd: (obj) => void seen.push(obj.metadata.name) });
-    const synced = reg.whenSynced();
-    reg.remove();
-    await assert.rejects(synced, HandlerRemovedError);
+    const synced = reg.waitForSync();
+    reg.close();
+    assert.equal(await synced, false);
     await h.start();
     h.lw.put(widget("after"));
     await settle(undefined, 20);
     assert.deepEqual(seen, []);
     assert.equal(h.informer.handlerCount, 0);
-    reg.remove();
+    reg.close();
   });
 
   it("caches transformed objects, indexes them by namespace and custom indexes, and lists them", async () => {
@@ -229,7 +229,52 @@ describe("SharedIndexInformer", () => {
   it("refuses to run twice", async () => {
     h = new InformerHarness();
     await h.start();
-    assert.throws(() => h?.informer.run(), InformerStateError);
+    assert.throws(() => h?.informer.run(new AbortController().signal), InformerStateError);
+  });
+
+  it("answers waitForSync false when its signal aborts or the run stops before the sync, and true once synced", async () => {
+    h = new InformerHarness();
+    h.lw.put(widget("w-0"));
+    const giveUp = new AbortController();
+    const abandoned = h.informer.waitForSync(giveUp.signal);
+    giveUp.abort();
+    assert.equal(await abandoned, false, "the caller's signal aborted");
+    const informerWait = h.informer.waitForSync();
+    const reg = h.informer.addEventHandler({});
+    const handlerWait = reg.waitForSync();
+    h.done = h.informer.run(h.controller.signal);
+    h.controller.abort(); // before anything was listed
+    await h.done;
+    assert.equal(h.informer.hasSynced(), false);
+    assert.equal(await informerWait, false, "the informer stopped without having synced");
+    assert.equal(await handlerWait, false, "so its handler never syncs either");
+    assert.equal(await h.informer.waitForSync(), false, "asked after the stop");
+
+    const synced = new InformerHarness();
+    const reg2 = synced.informer.addEventHandler({});
+    const waits = Promise.all([synced.informer.waitForSync(), reg2.waitForSync()]);
+    await synced.start();
+    assert.deepEqual(await waits, [true, true]);
+    await synced.stop();
+    assert.equal(await synced.informer.waitForSync(), true, "synced stays true once stopped");
+  });
+
+  it("keeps its cache once stopped, refuses close while running, and close lets go of handlers and cache", async () => {
+    h = new InformerHarness();
+    for (let i = 0; i < 3; i++) h.lw.put(widget(`w-${i}`));
+    const seen: string[] = [];
+    h.informer.addEventHandler({ onAdd: (obj) => void seen.push(obj.metadata.name) });
+    await h.start();
+    assert.throws(() => h?.informer.close(), InformerStateError);
+    await h.stop();
+    assert.equal(h.informer.isStopped, true);
+    assert.equal(h.informer.lister.size, 3, "the cache is kept after the run");
+    h.informer.close();
+    h.informer.close();
+    assert.equal(h.informer.lister.size, 0);
+    assert.equal(h.informer.handlerCount, 0);
+    assert.throws(() => h?.informer.run(new AbortController().signal), InformerStateError);
+    assert.deepEqual(seen.sort(), ["w-0", "w-1", "w-2"]);
   });
 
   it("re-delivers 100,000 cached objects to a handler within one resync period, on one timer", async function () {
@@ -261,7 +306,7 @@ describe("SharedIndexInformer", () => {
       },
       { name: "resyncing", resyncPeriodMs: periodMs },
     );
-    await reg.whenSynced();
+    await reg.waitForSync();
     assert.equal(schedulerClock.pendingTimers, 1);
     for (let t = 0; t < periodMs + 2_500; t += 500) {
       schedulerClock.advanceSync(500);

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
+import { FakeClock } from "@tessera/core/testing";
 import {
   ApiStatusError,
-  FakeClock,
   IndexerError,
   type KubeObject,
   type ListerWatcher,
@@ -9,7 +9,7 @@ import {
 } from "@tessera/reflector";
 import {
   CacheSyncError,
-  FactoryShutDownError,
+  FactoryStateError,
   indexByLabel,
   SharedInformerFactory,
   stripManagedFields,
@@ -61,6 +61,9 @@ class NotFoundListerWatcher implements ListerWatcher {
 
 class Fixture {
   readonly clock = new FakeClock();
+  /** Aborts the factory's run. */
+  readonly controller = new AbortController();
+  running: Promise<void> | undefined;
   readonly requests: ListerWatcherRequest[] = [];
   readonly collections = new Map<string, MemoryListerWatcher<Widget>>();
   readonly factory: SharedInformerFactory;
@@ -76,12 +79,23 @@ class Fixture {
           lw = new MemoryListerWatcher<Widget>(name);
           this.collections.set(name, lw);
         }
-        return lw as unknown as ListerWatcher;
+        return lw;
       },
       clock: this.clock,
       reflector: { useWatchList: true, env: {} },
       ...defaults,
     });
+  }
+
+  /** Runs the factory until {@link Fixture.stop}. */
+  run(): void {
+    this.running = this.factory.run(this.controller.signal);
+  }
+
+  /** Aborts the factory's run and waits for it to settle. */
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.running;
   }
 
   collection(resource: ResourceDescriptor): MemoryListerWatcher<Widget> {
@@ -92,7 +106,7 @@ class Fixture {
 describe("SharedInformerFactory", () => {
   let f: Fixture | undefined;
   afterEach(async () => {
-    await f?.factory.shutdown();
+    await f?.stop();
     f = undefined;
   });
 
@@ -145,13 +159,13 @@ describe("SharedInformerFactory", () => {
     const stripped = f.factory.informerFor<Widget>(widgets);
     const full = f.factory.informerFor<Widget>(widgets, { transform: null });
     assert.notEqual(stripped, full);
-    f.factory.start();
+    f.run();
     const lw = f.collection(widgets);
     lw.put({
       ...widget("w"),
       metadata: { ...widget("w").metadata, managedFields: [{ manager: "kubectl" }] },
     });
-    await f.factory.waitForCacheSync();
+    await f.factory.requireSync();
     await settle(() => stripped.lister.size === 1 && full.lister.size === 1);
     assert.equal(stripped.lister.get("w", "default")?.metadata.managedFields, undefined);
     assert.deepEqual(full.lister.get("w", "default")?.metadata.managedFields, [{ manager: "kubectl" }]);
@@ -161,22 +175,22 @@ describe("SharedInformerFactory", () => {
     f = new Fixture();
     const first = f.factory.informerFor<Widget>(widgets);
     assert.equal(first.isRunning, false);
-    f.factory.start();
+    f.run();
     assert.equal(first.isRunning, true);
     const later = f.factory.informerFor<Widget>(gadgets);
     assert.equal(later.isRunning, true);
-    await f.factory.waitForCacheSync(undefined, 10_000);
+    await f.factory.requireSync(undefined, 10_000);
     assert.ok(first.hasSynced() && later.hasSynced());
   });
 
-  it("fails waitForCacheSync with an error naming the resource that does not exist, and the others keep working", async () => {
+  it("fails requireSync with an error naming the resource that does not exist, and the others keep working", async () => {
     f = new Fixture();
     const good = f.factory.informerFor<Widget>(widgets);
     const ghost = f.factory.informerFor(missing, { namespace: "ns-1" });
     const replica = new ReplicaHandler<Widget>();
     good.addEventHandler(replica);
-    f.factory.start();
-    const wait = f.factory.waitForCacheSync(undefined, 5_000);
+    f.run();
+    const wait = f.factory.requireSync(undefined, 5_000);
     const outcome = wait.then(
       () => undefined,
       (err: unknown) => err,
@@ -198,12 +212,12 @@ describe("SharedInformerFactory", () => {
     assert.equal(good.lister.get("still-works", "default")?.metadata.name, "still-works");
   });
 
-  it("rejects waitForCacheSync when its signal aborts, naming what had not synced", async () => {
+  it("rejects requireSync when its signal aborts, naming what had not synced", async () => {
     f = new Fixture();
     f.factory.informerFor(missing);
-    f.factory.start();
+    f.run();
     const stop = new AbortController();
-    const wait = f.factory.waitForCacheSync(stop.signal);
+    const wait = f.factory.requireSync(stop.signal);
     stop.abort(new Error("manager stopping"));
     await assert.rejects(wait, (err: unknown) => err instanceof CacheSyncError && err.reason === "aborted");
   });
@@ -213,10 +227,10 @@ describe("SharedInformerFactory", () => {
     const a = f.factory.informerFor<Widget>(widgets);
     const b = f.factory.informerFor<Widget>(widgets);
     assert.equal(a, b);
-    f.factory.start();
+    f.run();
     const lw = f.collection(widgets);
     for (let i = 0; i < 10; i++) lw.put(widget(`w-${i}`));
-    await f.factory.waitForCacheSync();
+    await f.factory.requireSync();
     await settle(() => a.lister.size === 10);
     assert.equal(lw.openWatches, 1);
     await f.factory.release(a);
@@ -230,9 +244,51 @@ describe("SharedInformerFactory", () => {
     assert.equal(f.factory.informers.length, 0);
     const again = f.factory.informerFor<Widget>(widgets);
     assert.notEqual(again, a, "a new informer after the release");
-    await f.factory.waitForCacheSync();
+    await f.factory.requireSync();
     await settle(() => again.lister.size === 10);
     assert.equal(again.lister.size, 10);
+  });
+
+  it("answers waitForSync false when its signal aborts, true once every informer held synced, and runs once", async () => {
+    f = new Fixture();
+    const good = f.factory.informerFor<Widget>(widgets);
+    const ghost = f.factory.informerFor(missing);
+    f.run();
+    assert.throws(() => f?.factory.run(new AbortController().signal), FactoryStateError);
+    const giveUp = new AbortController();
+    const abandoned = f.factory.waitForSync(giveUp.signal);
+    for (let i = 0; i < 10; i++) await f.clock.advance(100);
+    giveUp.abort();
+    assert.equal(await abandoned, false);
+    assert.equal(f.factory.hasSynced(), false);
+    assert.equal(good.hasSynced(), true);
+    await f.factory.release(ghost);
+    assert.equal(ghost.isStopped, true, "a released informer stops, synced or not");
+    assert.equal(await f.factory.waitForSync(), true, "only the informers held count");
+    assert.equal(f.factory.hasSynced(), true);
+  });
+
+  it("ends waits for the sync when the factory stops first: waitForSync answers false, requireSync names the informers", async () => {
+    f = new Fixture();
+    f.factory.informerFor(missing);
+    f.run();
+    const answer = f.factory.waitForSync();
+    const required = f.factory.requireSync();
+    const outcome = required.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await f.clock.advance(100);
+    await f.stop();
+    assert.equal(await answer, false);
+    const err = await outcome;
+    assert.ok(err instanceof CacheSyncError, `rejected with ${String(err)}`);
+    assert.equal(err.reason, "stopped");
+    assert.deepEqual(
+      err.unsynced.map((u) => u.resource),
+      ["ghosts.nope.example"],
+    );
+    assert.match(err.message, /informers stopped/);
   });
 
   it("adds the indexers a later caller needs to the shared informer", () => {
@@ -247,17 +303,17 @@ describe("SharedInformerFactory", () => {
     );
   });
 
-  it("stops everything on shutdown and refuses to be used after", async () => {
+  it("stops everything when its run is aborted and refuses to be used or run again after", async () => {
     f = new Fixture();
     const a = f.factory.informerFor(widgets);
     const b = f.factory.informerFor(gadgets);
-    f.factory.start();
-    await f.factory.waitForCacheSync();
-    await f.factory.shutdown();
+    f.run();
+    await f.factory.requireSync();
+    await f.stop();
     assert.ok(a.isStopped && b.isStopped);
     assert.equal(f.collection(widgets).openWatches + f.collection(gadgets).openWatches, 0);
-    assert.throws(() => f?.factory.informerFor(widgets), FactoryShutDownError);
-    assert.throws(() => f?.factory.start(), FactoryShutDownError);
+    assert.throws(() => f?.factory.informerFor(widgets), FactoryStateError);
+    assert.throws(() => f?.factory.run(new AbortController().signal), FactoryStateError);
   });
 
   it("needs a kubeConfig or a listerWatcherFor", () => {

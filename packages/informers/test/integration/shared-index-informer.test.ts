@@ -48,7 +48,7 @@ describe("SharedIndexInformer against a real apiserver", function () {
     const regB = informer.addEventHandler(b, { name: "b" });
     const stop = new AbortController();
     const done = informer.run(stop.signal);
-    await informer.whenSynced();
+    await informer.waitForSync();
     await pool(5, 5, async (i) => {
       await create(env.cp, `/api/v1/namespaces/${ns}/podtemplates`, {
         metadata: { name: `tpl-${i}` },
@@ -95,7 +95,7 @@ describe("SharedIndexInformer against a real apiserver", function () {
     const freeReg = informer.addEventHandler(free, { name: "free" });
     const stop = new AbortController();
     const done = informer.run(stop.signal);
-    await informer.whenSynced();
+    await informer.waitForSync();
     await pool(20, 10, async (i) => {
       await create(env.cp, `/api/v1/namespaces/${ns}/configmaps`, {
         metadata: { name: `cm-${i}` },
@@ -139,7 +139,7 @@ describe("SharedIndexInformer against a real apiserver", function () {
     );
     const stop = new AbortController();
     const done = informer.run(stop.signal);
-    await informer.whenSynced();
+    await informer.waitForSync();
 
     const random = seededRandom(2_000);
     const plan = Array.from({ length: 2_000 }, () => ({
@@ -225,7 +225,7 @@ describe("SharedIndexInformer against a real apiserver", function () {
       });
       const stop = new AbortController();
       const done = informer.run(stop.signal);
-      await reg.whenSynced();
+      await reg.waitForSync();
       assert.equal(replica.objects.size, 20);
       // The informer is cut off while five objects go and two come, and the history is compacted away.
       proxy.refuse(true);

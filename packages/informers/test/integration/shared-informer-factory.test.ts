@@ -25,9 +25,14 @@ describe("SharedInformerFactory against a real apiserver", function () {
   this.timeout(120_000);
   const env = useControlPlane();
   let factory: SharedInformerFactory | undefined;
+  let controller = new AbortController();
+  let running: Promise<void> | undefined;
   afterEach(async () => {
-    await factory?.shutdown();
+    controller.abort();
+    await running;
     factory = undefined;
+    running = undefined;
+    controller = new AbortController();
   });
 
   it("caches metadata only for a metadata-only informer: no data, no spec, no status", async () => {
@@ -51,8 +56,8 @@ describe("SharedInformerFactory against a real apiserver", function () {
     const cms = factory.metadataInformerFor(configMaps);
     const podMeta = factory.metadataInformerFor(pods);
     const full = factory.informerFor<V1ConfigMap>(configMaps);
-    factory.start();
-    await factory.waitForCacheSync(undefined, 30_000);
+    running = factory.run(controller.signal);
+    await factory.requireSync(undefined, 30_000);
     // A create after the sync arrives through the metadata watch, not the initial events.
     await create(env.cp, `/api/v1/namespaces/${ns}/configmaps`, {
       metadata: { name: "cm-late" },
@@ -79,7 +84,7 @@ describe("SharedInformerFactory against a real apiserver", function () {
     );
   });
 
-  it("fails waitForCacheSync naming a resource the server does not serve, while the other informers work", async () => {
+  it("fails requireSync naming a resource the server does not serve, while the other informers work", async () => {
     const ns = "bad-input";
     await create(env.cp, "/api/v1/namespaces", { metadata: { name: ns } });
     factory = new SharedInformerFactory({
@@ -92,8 +97,8 @@ describe("SharedInformerFactory against a real apiserver", function () {
     factory.informerFor(ghosts);
     const replica = new ReplicaHandler<V1ConfigMap>();
     good.addEventHandler(replica);
-    factory.start();
-    const err = await factory.waitForCacheSync(undefined, 3_000).then(
+    running = factory.run(controller.signal);
+    const err = await factory.requireSync(undefined, 3_000).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -129,8 +134,8 @@ describe("SharedInformerFactory against a real apiserver", function () {
     const first = factory.informerFor(podTemplates);
     const second = factory.informerFor(podTemplates);
     assert.equal(first, second);
-    factory.start();
-    await factory.waitForCacheSync(undefined, 30_000);
+    running = factory.run(controller.signal);
+    await factory.requireSync(undefined, 30_000);
     assert.equal((await openWatches()) - baseline, 1);
     await factory.release(first);
     assert.equal((await openWatches()) - baseline, 1, "still in use once");
