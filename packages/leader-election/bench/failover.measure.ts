@@ -10,6 +10,7 @@
  *     packages/leader-election/dist/bench/failover.measure.js [--runs 20] [--only crash|release]
  */
 import { CoreV1Api } from "@kubernetes/client-node";
+import { CapturingLogger } from "@tessera/core/testing";
 import { ControlPlane } from "@tessera/testenv";
 import {
   DEFAULT_LEASE_DURATION_MS,
@@ -17,7 +18,7 @@ import {
   DEFAULT_RETRY_PERIOD_MS,
 } from "../src/index.js";
 import { assertNoOverlap } from "../test/leading-intervals.js";
-import { MemoryLogger, Replica, summarize, waitFor } from "../test/integration/live-election.js";
+import { logTail, Replica, summarize, waitFor } from "../test/integration/live-election.js";
 
 type Scenario = "crash" | "release";
 
@@ -39,7 +40,7 @@ function argument(name: string): string | undefined {
 }
 
 async function measureOnce(cp: ControlPlane, scenario: Scenario, run: number): Promise<number> {
-  const logger = new MemoryLogger();
+  const logger = new CapturingLogger();
   const replicas = [0, 1, 2].map(
     (i) =>
       new Replica(`${scenario}-${run}-r${i}`, cp.kubeConfig, {
@@ -65,7 +66,7 @@ async function measureOnce(cp: ControlPlane, scenario: Scenario, run: number): P
     );
     return next.start - t0;
   } catch (err) {
-    console.error(logger.tail());
+    console.error(logTail(logger));
     throw err;
   } finally {
     await Promise.all(replicas.map((r) => r.stop()));
