@@ -51,14 +51,19 @@ async function measureOnce(cp: ControlPlane, scenario: Scenario, run: number): P
         logger,
       }),
   );
+  // Each replica runs under its own signal, as separate processes would.
+  const stops = replicas.map(() => new AbortController());
+  let runs: Array<Promise<void>> = [];
   try {
-    for (const r of replicas) r.start();
+    runs = replicas.map((r, i) => r.run(stops[i]!.signal));
     const first = await waitFor(() => replicas.find((r) => r.leading), 30_000, "a first leader");
     // Land the stop at a random point of the renewal cycle, after the
     // candidates have settled into their polling.
     await new Promise((resolve) => setTimeout(resolve, 5_000 + Math.random() * DURATIONS.retryPeriodMs));
     const t0 = performance.now();
-    await first.stop();
+    const firstIndex = replicas.indexOf(first);
+    stops[firstIndex]!.abort();
+    await runs[firstIndex];
     const next = await waitFor(
       () => replicas.flatMap((r) => r.intervals).find((i) => i.start > t0 && i.identity !== first.identity),
       60_000,
@@ -69,7 +74,8 @@ async function measureOnce(cp: ControlPlane, scenario: Scenario, run: number): P
     console.error(logTail(logger));
     throw err;
   } finally {
-    await Promise.all(replicas.map((r) => r.stop()));
+    for (const stop of stops) stop.abort();
+    await Promise.all(runs);
     assertNoOverlap(replicas.flatMap((r) => r.intervals));
   }
 }

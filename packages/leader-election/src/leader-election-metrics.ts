@@ -1,4 +1,4 @@
-import type { Meter } from "@opentelemetry/api";
+import type { Gauge, Meter } from "@opentelemetry/api";
 import { MetricGroup, type GroupCounter } from "@tessera/core";
 
 /** Why a renewal attempt failed. */
@@ -14,19 +14,25 @@ export type RenewFailureReason = "error" | "timeout" | "conflict" | "taken";
  *   leading.
  * - `leader_election_renew_failures` (counter, plus `reason`): renewal
  *   attempts that failed while leading.
+ *
+ * The status is a synchronous gauge set at each change of leadership, as
+ * client-go sets its own, not an observable one that a run registers and
+ * unregisters: the OpenTelemetry SDK keeps exporting the last value it
+ * observed from an unregistered callback, so a replica whose run ended would
+ * go on reporting the 1 of its last collection. Set to 0 when leadership
+ * ends, the gauge stays true after the run, and there is nothing to close.
  */
 export class LeaderElectionMetrics {
   private readonly group: MetricGroup;
+  private readonly status: Gauge;
   private readonly transitions: GroupCounter;
   private readonly renewFailures: GroupCounter;
 
-  constructor(meter: Meter, name: string, isLeading: () => boolean) {
+  constructor(meter: Meter, name: string) {
     this.group = new MetricGroup(meter, { name });
-    this.group.gauge(
-      "leader_election_master_status",
-      "1 while this process leads the named election, 0 otherwise",
-      (report) => report(isLeading() ? 1 : 0),
-    );
+    this.status = meter.createGauge("leader_election_master_status", {
+      description: "1 while this process leads the named election, 0 otherwise",
+    });
     this.transitions = this.group.counter(
       "leader_election_transitions",
       "Times this process started leading the named election",
@@ -35,18 +41,21 @@ export class LeaderElectionMetrics {
       "leader_election_renew_failures",
       "Renewal attempts that failed while leading, by reason",
     );
+    this.status.record(0, this.group.attributes);
   }
 
+  /** Leadership began: the status turns 1 and the transition is counted. */
   startedLeading(): void {
+    this.status.record(1, this.group.attributes);
     this.transitions.add();
+  }
+
+  /** Leadership ended (the leadership signal aborted): the status turns 0. */
+  stoppedLeading(): void {
+    this.status.record(0, this.group.attributes);
   }
 
   renewFailed(reason: RenewFailureReason): void {
     this.renewFailures.add(1, { reason });
-  }
-
-  /** Stops reporting the gauge. */
-  close(): void {
-    this.group.close();
   }
 }

@@ -7,6 +7,7 @@ import {
   type Instrumentation,
   type Logger,
   type RandomSource,
+  type Runnable,
   type Timer,
 } from "@tessera/core";
 import {
@@ -99,8 +100,9 @@ type AttemptResult = { ok: true } | { ok: false; reason: RenewFailureReason };
  * renewDeadline of its last successful renewal (counted from when that
  * request was sent), it aborts the signal it gave to `onStartedLeading` at
  * once and reports itself unhealthy; as renewDeadline < leaseDuration, that
- * happens before any candidate may take the lock. `run()` then returns;
- * whether the process exits or campaigns again is the caller's choice.
+ * happens before any candidate may take the lock. `run()` then resolves
+ * with `renewDeadlineExceeded`; whether the process exits or campaigns again
+ * is the caller's choice.
  *
  * ```ts
  * const elector = new LeaderElector({
@@ -112,7 +114,7 @@ type AttemptResult = { ok: true } | { ok: false; reason: RenewFailureReason };
  * await elector.run(stop.signal); // releases the lease on the way out
  * ```
  */
-export class LeaderElector {
+export class LeaderElector implements Runnable<LeaderElectionResult> {
   /** The durations in force. */
   readonly durations: LeaderElectionDurations;
   /** This elector's identity (the lock's). */
@@ -160,11 +162,7 @@ export class LeaderElector {
     this.clock = tools.clock;
     this.random = tools.random;
     this.logger = withFields(tools.logger, { lock: this.lock.describe(), identity: this.identity });
-    this.metrics = new LeaderElectionMetrics(
-      tools.meter,
-      options.name ?? this.lock.describe(),
-      () => this.isLeader,
-    );
+    this.metrics = new LeaderElectionMetrics(tools.meter, options.name ?? this.lock.describe());
   }
 
   /** Whether this elector leads right now. */
@@ -221,11 +219,13 @@ export class LeaderElector {
 
   /**
    * Campaigns until this elector leads, leads until `signal` aborts or
-   * renewal fails, then (by default) releases the lock and returns. Lock
-   * errors never reject it: they are logged, kept in {@link lastError} and
-   * retried. It may be called again once it has returned.
+   * renewal fails, then (by default) releases the lock and resolves with how
+   * leadership ended, once the work started under `onStartedLeading` has
+   * settled. Lock errors never reject it: they are logged, kept in
+   * {@link lastError} and retried. It may be called again once it has
+   * settled; it rejects if a run is already in progress.
    */
-  async run(signal?: AbortSignal): Promise<LeaderElectionResult> {
+  async run(signal: AbortSignal): Promise<LeaderElectionResult> {
     if (this.running) throw new Error(`LeaderElector ${this.identity}: run() is already in progress`);
     this.running = true;
     this.lost = undefined;
@@ -237,14 +237,9 @@ export class LeaderElector {
     }
   }
 
-  /** Stops reporting metrics. */
-  close(): void {
-    this.metrics.close();
-  }
-
-  private async acquire(signal: AbortSignal | undefined): Promise<boolean> {
+  private async acquire(signal: AbortSignal): Promise<boolean> {
     this.logger.info("campaigning for leadership");
-    while (!signal?.aborted) {
+    while (!signal.aborted) {
       const result = await this.attempt(this.requestTimeoutMs, [signal]);
       this.reportLeader();
       if (result.ok) return true;
@@ -266,9 +261,10 @@ export class LeaderElector {
     return Math.max(0, Math.min(jittered, untilExpiry));
   }
 
-  private async lead(signal: AbortSignal | undefined): Promise<LeadershipEndReason> {
+  private async lead(signal: AbortSignal): Promise<LeadershipEndReason> {
     const leadership = new AbortController();
     this.leadership = leadership;
+    leadership.signal.addEventListener("abort", () => this.metrics.stoppedLeading(), { once: true });
     let endReason: LeadershipEndReason = "cancelled";
     const stepDown = (reason: LeadershipEndReason, message: string) => {
       if (leadership.signal.aborted) return;
@@ -292,11 +288,11 @@ export class LeaderElector {
     this.logger.info("started leading");
     const work = this.startWork(leadership.signal);
     // Waits between renewals end early when we are stopped or step down.
-    const stoppedOrLost = signal ? AbortSignal.any([signal, leadership.signal]) : leadership.signal;
+    const stoppedOrLost = AbortSignal.any([signal, leadership.signal]);
 
-    while (!leadership.signal.aborted && !signal?.aborted) {
+    while (!leadership.signal.aborted && !signal.aborted) {
       await sleep(this.clock, this.durations.retryPeriodMs, stoppedOrLost);
-      if (leadership.signal.aborted || signal?.aborted) break;
+      if (leadership.signal.aborted || signal.aborted) break;
       const left = this.lastRenewStart + this.durations.renewDeadlineMs - this.clock.now();
       const result = await this.attempt(Math.min(this.requestTimeoutMs, left), [signal, leadership.signal]);
       if (leadership.signal.aborted) break;
@@ -304,7 +300,7 @@ export class LeaderElector {
         armDeadline();
         continue;
       }
-      if (signal?.aborted) break;
+      if (signal.aborted) break;
       this.metrics.renewFailed(result.reason);
       if (result.reason === "taken") {
         // Stop acting first, then tell the caller who leads now.

@@ -74,8 +74,11 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
+    // Each replica runs under its own signal, as separate processes would.
+    const stops = replicas.map(() => new AbortController());
+    let runs: Array<Promise<void>> = [];
     try {
-      for (const r of replicas) r.start();
+      runs = replicas.map((r, i) => r.run(stops[i]!.signal));
       const first = await waitFor(() => replicas.find((r) => r.leading), 10_000, "a first leader");
       const firstIndex = replicas.indexOf(first);
       const proxy = proxies[firstIndex]!;
@@ -85,7 +88,8 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
       switch (scenario) {
         case "crash":
         case "release":
-          await first.stop();
+          stops[firstIndex]!.abort();
+          await runs[firstIndex];
           break;
         case "cutoff":
           if (run % 2 === 0) {
@@ -139,7 +143,8 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
         p!.refuse(false);
         p!.stall(false);
       });
-      await Promise.all(replicas.map((r) => r.stop()));
+      for (const stop of stops) stop.abort();
+      await Promise.all(runs);
       stopped = true;
       await sampler;
     }

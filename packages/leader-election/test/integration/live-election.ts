@@ -1,5 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { LogFields, Logger } from "@tessera/core";
+import type { LogFields, Logger, Runnable } from "@tessera/core";
 import type { CapturingLogger } from "@tessera/core/testing";
 import {
   LeaderElector,
@@ -42,17 +42,14 @@ export function logTail(logger: CapturingLogger, n = 60): string {
 
 /**
  * One replica: a LeaderElector on a LeaseLock, run the way a supervisor
- * would: when it loses leadership it campaigns again, until {@link stop}.
- * Every interval it believes it leads is recorded on `performance.now()`,
- * which all replicas in this process share.
+ * would: when it loses leadership it campaigns again, until the signal given
+ * to {@link Replica.run} aborts. Every interval it believes it leads is
+ * recorded on `performance.now()`, which all replicas in this process share.
  */
-export class Replica {
+export class Replica implements Runnable {
   readonly elector: LeaderElector;
   readonly intervals: RecordedInterval[] = [];
-  private controller = new AbortController();
-  private stopped = false;
-  private loop: Promise<void> | undefined;
-  /** Results of every run() so far. */
+  /** Results of every run() of the elector so far. */
   readonly results: LeaderElectionResult[] = [];
 
   constructor(
@@ -86,18 +83,13 @@ export class Replica {
     });
   }
 
-  /** Starts campaigning (and campaigning again after each loss). */
-  start(): void {
-    this.loop = (async () => {
-      while (!this.stopped) this.results.push(await this.elector.run(this.controller.signal));
-    })();
-  }
-
-  /** Aborts the current run (releasing the lease if configured to) and waits for it to return. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.controller.abort();
-    await this.loop;
+  /**
+   * Campaigns, and campaigns again after each loss, until `signal` aborts;
+   * settles once the elector's last run has (released the lease if
+   * configured to and) settled.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) this.results.push(await this.elector.run(signal));
   }
 
   /** Whether this replica believes it leads right now. */
