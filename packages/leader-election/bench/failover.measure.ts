@@ -10,6 +10,7 @@
  *     packages/leader-election/dist/bench/failover.measure.js [--runs 20] [--only crash|release]
  */
 import { CoreV1Api } from "@kubernetes/client-node";
+import { CapturingLogger } from "@tessera/core/testing";
 import { ControlPlane } from "@tessera/testenv";
 import {
   DEFAULT_LEASE_DURATION_MS,
@@ -17,7 +18,7 @@ import {
   DEFAULT_RETRY_PERIOD_MS,
 } from "../src/index.js";
 import { assertNoOverlap } from "../test/leading-intervals.js";
-import { MemoryLogger, Replica, summarize, waitFor } from "../test/integration/live-election.js";
+import { logTail, Replica, summarize, waitFor } from "../test/integration/live-election.js";
 
 type Scenario = "crash" | "release";
 
@@ -39,7 +40,7 @@ function argument(name: string): string | undefined {
 }
 
 async function measureOnce(cp: ControlPlane, scenario: Scenario, run: number): Promise<number> {
-  const logger = new MemoryLogger();
+  const logger = new CapturingLogger();
   const replicas = [0, 1, 2].map(
     (i) =>
       new Replica(`${scenario}-${run}-r${i}`, cp.kubeConfig, {
@@ -50,14 +51,19 @@ async function measureOnce(cp: ControlPlane, scenario: Scenario, run: number): P
         logger,
       }),
   );
+  // Each replica runs under its own signal, as separate processes would.
+  const stops = replicas.map(() => new AbortController());
+  let runs: Array<Promise<void>> = [];
   try {
-    for (const r of replicas) r.start();
+    runs = replicas.map((r, i) => r.run(stops[i]!.signal));
     const first = await waitFor(() => replicas.find((r) => r.leading), 30_000, "a first leader");
     // Land the stop at a random point of the renewal cycle, after the
     // candidates have settled into their polling.
     await new Promise((resolve) => setTimeout(resolve, 5_000 + Math.random() * DURATIONS.retryPeriodMs));
     const t0 = performance.now();
-    await first.stop();
+    const firstIndex = replicas.indexOf(first);
+    stops[firstIndex]!.abort();
+    await runs[firstIndex];
     const next = await waitFor(
       () => replicas.flatMap((r) => r.intervals).find((i) => i.start > t0 && i.identity !== first.identity),
       60_000,
@@ -65,10 +71,11 @@ async function measureOnce(cp: ControlPlane, scenario: Scenario, run: number): P
     );
     return next.start - t0;
   } catch (err) {
-    console.error(logger.tail());
+    console.error(logTail(logger));
     throw err;
   } finally {
-    await Promise.all(replicas.map((r) => r.stop()));
+    for (const stop of stops) stop.abort();
+    await Promise.all(runs);
     assertNoOverlap(replicas.flatMap((r) => r.intervals));
   }
 }

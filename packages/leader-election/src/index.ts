@@ -1,3 +1,8 @@
+/**
+ * @tessera/leader-election: one leader among an operator's replicas, on a
+ * coordination.k8s.io/v1 Lease with client-go's semantics (LeaderElector on a
+ * LeaseLock), and an in-memory lock for unit tests of code that uses it.
+ */
 export { LeaderElector } from "./leader-elector.js";
 export type {
   LeaderCallbacks,
@@ -27,9 +32,3 @@ export { InMemoryLock, InMemoryLockStore } from "./in-memory-lock.js";
 export type { InMemoryLockFault } from "./in-memory-lock.js";
 export { LeaderElectionMetrics } from "./leader-election-metrics.js";
 export type { RenewFailureReason } from "./leader-election-metrics.js";
-export { SystemClock } from "./clock.js";
-export type { Clock, Timer } from "./clock.js";
-export { FakeClock } from "./fake-clock.js";
-export { silentLogger } from "./logger.js";
-export type { Logger, LogFields } from "./logger.js";
-export { TimeoutError } from "./abort-scope.js";

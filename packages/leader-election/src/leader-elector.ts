@@ -1,6 +1,15 @@
-import type { Meter } from "@opentelemetry/api";
-import { delay, timeoutScope } from "./abort-scope.js";
-import { SystemClock, type Clock, type Timer } from "./clock.js";
+import {
+  resolveInstrumentation,
+  sleep,
+  timeoutScope,
+  withFields,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+  type RandomSource,
+  type Runnable,
+  type Timer,
+} from "@tessera/core";
 import {
   JITTER_FACTOR,
   LeaderElectionConfigError,
@@ -11,7 +20,6 @@ import { LeaderElectionMetrics, type RenewFailureReason } from "./leader-electio
 import { sameRecord, type LeaderElectionRecord, type VersionedRecord } from "./leader-election-record.js";
 import { LeadershipEndedError, type LeadershipEndReason } from "./leadership-ended-error.js";
 import { LockConflictError, LockError } from "./lock-error.js";
-import { silentLogger, type LogFields, type Logger } from "./logger.js";
 import type { ResourceLock } from "./resource-lock.js";
 
 /** What a {@link LeaderElector} calls as leadership comes and goes. */
@@ -32,8 +40,14 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
-/** Options for {@link LeaderElector}; durations are checked at construction. */
-export interface LeaderElectorOptions extends Partial<LeaderElectionDurations> {
+/**
+ * Options for {@link LeaderElector}; durations are checked at construction.
+ * `clock`, `random`, `logger` and `meter` ({@link Instrumentation}) default to
+ * the system clock, `Math.random`, the silent logger and the global meter
+ * named `@tessera/leader-election`; the meter carries the instruments listed
+ * on {@link LeaderElectionMetrics}.
+ */
+export interface LeaderElectorOptions extends Partial<LeaderElectionDurations>, Instrumentation {
   /** The lock to compete for; its identity is this elector's. */
   lock: ResourceLock;
   /** Leadership callbacks. */
@@ -51,14 +65,6 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionDurations> {
    * left of renewDeadline. Default max(retryPeriod, renewDeadline / 2).
    */
   requestTimeoutMs?: number;
-  /** Time source; default {@link SystemClock}. */
-  clock?: Clock;
-  /** Uniform random numbers in [0, 1) for jitter; default Math.random. */
-  random?: () => number;
-  /** Structured logger; default silent. */
-  logger?: Logger;
-  /** OpenTelemetry meter for the instruments listed on {@link LeaderElectionMetrics}. */
-  meter?: Meter;
 }
 
 /** How a call to {@link LeaderElector.run} ended. */
@@ -94,8 +100,9 @@ type AttemptResult = { ok: true } | { ok: false; reason: RenewFailureReason };
  * renewDeadline of its last successful renewal (counted from when that
  * request was sent), it aborts the signal it gave to `onStartedLeading` at
  * once and reports itself unhealthy; as renewDeadline < leaseDuration, that
- * happens before any candidate may take the lock. `run()` then returns;
- * whether the process exits or campaigns again is the caller's choice.
+ * happens before any candidate may take the lock. `run()` then resolves
+ * with `renewDeadlineExceeded`; whether the process exits or campaigns again
+ * is the caller's choice.
  *
  * ```ts
  * const elector = new LeaderElector({
@@ -107,7 +114,7 @@ type AttemptResult = { ok: true } | { ok: false; reason: RenewFailureReason };
  * await elector.run(stop.signal); // releases the lease on the way out
  * ```
  */
-export class LeaderElector {
+export class LeaderElector implements Runnable<LeaderElectionResult> {
   /** The durations in force. */
   readonly durations: LeaderElectionDurations;
   /** This elector's identity (the lock's). */
@@ -117,10 +124,10 @@ export class LeaderElector {
   private readonly releaseOnCancel: boolean;
   private readonly requestTimeoutMs: number;
   private readonly clock: Clock;
-  private readonly random: () => number;
+  private readonly random: RandomSource;
+  /** Every line names the lock and the identity. */
   private readonly logger: Logger;
-  private readonly metrics: LeaderElectionMetrics | undefined;
-  private readonly fields: LogFields;
+  private readonly metrics: LeaderElectionMetrics;
 
   private observed: VersionedRecord | undefined;
   private observedTime = 0;
@@ -151,13 +158,11 @@ export class LeaderElector {
     this.callbacks = options.callbacks;
     this.releaseOnCancel = options.releaseOnCancel ?? true;
     this.requestTimeoutMs = requestTimeoutMs;
-    this.clock = options.clock ?? new SystemClock();
-    this.random = options.random ?? Math.random;
-    this.logger = options.logger ?? silentLogger;
-    this.fields = { lock: this.lock.describe(), identity: this.identity };
-    this.metrics = options.meter
-      ? new LeaderElectionMetrics(options.meter, options.name ?? this.lock.describe(), () => this.isLeader)
-      : undefined;
+    const tools = resolveInstrumentation(options, "@tessera/leader-election");
+    this.clock = tools.clock;
+    this.random = tools.random;
+    this.logger = withFields(tools.logger, { lock: this.lock.describe(), identity: this.identity });
+    this.metrics = new LeaderElectionMetrics(tools.meter, options.name ?? this.lock.describe());
   }
 
   /** Whether this elector leads right now. */
@@ -214,11 +219,13 @@ export class LeaderElector {
 
   /**
    * Campaigns until this elector leads, leads until `signal` aborts or
-   * renewal fails, then (by default) releases the lock and returns. Lock
-   * errors never reject it: they are logged, kept in {@link lastError} and
-   * retried. It may be called again once it has returned.
+   * renewal fails, then (by default) releases the lock and resolves with how
+   * leadership ended, once the work started under `onStartedLeading` has
+   * settled. Lock errors never reject it: they are logged, kept in
+   * {@link lastError} and retried. It may be called again once it has
+   * settled; it rejects if a run is already in progress.
    */
-  async run(signal?: AbortSignal): Promise<LeaderElectionResult> {
+  async run(signal: AbortSignal): Promise<LeaderElectionResult> {
     if (this.running) throw new Error(`LeaderElector ${this.identity}: run() is already in progress`);
     this.running = true;
     this.lost = undefined;
@@ -230,18 +237,13 @@ export class LeaderElector {
     }
   }
 
-  /** Stops reporting metrics. */
-  close(): void {
-    this.metrics?.close();
-  }
-
-  private async acquire(signal: AbortSignal | undefined): Promise<boolean> {
-    this.logger.info("campaigning for leadership", this.fields);
-    while (!signal?.aborted) {
+  private async acquire(signal: AbortSignal): Promise<boolean> {
+    this.logger.info("campaigning for leadership");
+    while (!signal.aborted) {
       const result = await this.attempt(this.requestTimeoutMs, [signal]);
       this.reportLeader();
       if (result.ok) return true;
-      await delay(this.clock, this.acquireWait(result.reason), [signal]);
+      await sleep(this.clock, this.acquireWait(result.reason), signal);
     }
     return false;
   }
@@ -259,15 +261,16 @@ export class LeaderElector {
     return Math.max(0, Math.min(jittered, untilExpiry));
   }
 
-  private async lead(signal: AbortSignal | undefined): Promise<LeadershipEndReason> {
+  private async lead(signal: AbortSignal): Promise<LeadershipEndReason> {
     const leadership = new AbortController();
     this.leadership = leadership;
+    leadership.signal.addEventListener("abort", () => this.metrics.stoppedLeading(), { once: true });
     let endReason: LeadershipEndReason = "cancelled";
     const stepDown = (reason: LeadershipEndReason, message: string) => {
       if (leadership.signal.aborted) return;
       endReason = reason;
       this.lost = message;
-      this.logger.warn("stopped leading", { ...this.fields, reason, detail: message });
+      this.logger.warn("stopped leading", { reason, detail: message });
       leadership.abort(new LeadershipEndedError(reason, message));
     };
     const deadlineMessage = () =>
@@ -281,13 +284,15 @@ export class LeaderElector {
     };
     armDeadline();
 
-    this.metrics?.startedLeading();
-    this.logger.info("started leading", this.fields);
+    this.metrics.startedLeading();
+    this.logger.info("started leading");
     const work = this.startWork(leadership.signal);
+    // Waits between renewals end early when we are stopped or step down.
+    const stoppedOrLost = AbortSignal.any([signal, leadership.signal]);
 
-    while (!leadership.signal.aborted && !signal?.aborted) {
-      await delay(this.clock, this.durations.retryPeriodMs, [signal, leadership.signal]);
-      if (leadership.signal.aborted || signal?.aborted) break;
+    while (!leadership.signal.aborted && !signal.aborted) {
+      await sleep(this.clock, this.durations.retryPeriodMs, stoppedOrLost);
+      if (leadership.signal.aborted || signal.aborted) break;
       const left = this.lastRenewStart + this.durations.renewDeadlineMs - this.clock.now();
       const result = await this.attempt(Math.min(this.requestTimeoutMs, left), [signal, leadership.signal]);
       if (leadership.signal.aborted) break;
@@ -295,15 +300,14 @@ export class LeaderElector {
         armDeadline();
         continue;
       }
-      if (signal?.aborted) break;
-      this.metrics?.renewFailed(result.reason);
+      if (signal.aborted) break;
+      this.metrics.renewFailed(result.reason);
       if (result.reason === "taken") {
         // Stop acting first, then tell the caller who leads now.
         stepDown("leaseTaken", `${this.lock.describe()} is now held by ${this.leader ?? "another identity"}`);
         this.reportLeader();
       } else {
         this.logger.warn("failed to renew", {
-          ...this.fields,
           reason: result.reason,
           error: this.lastFailure?.message,
         });
@@ -311,7 +315,7 @@ export class LeaderElector {
     }
     deadline?.cancel();
     if (!leadership.signal.aborted) {
-      this.logger.info("leadership cancelled", this.fields);
+      this.logger.info("leadership cancelled");
       leadership.abort(
         new LeadershipEndedError("cancelled", `leadership of ${this.lock.describe()} was cancelled`),
       );
@@ -322,7 +326,7 @@ export class LeaderElector {
     try {
       this.callbacks.onStoppedLeading?.();
     } catch (err) {
-      this.logger.error("onStoppedLeading threw", { ...this.fields, error: String(err) });
+      this.logger.error("onStoppedLeading threw", { error: String(err) });
     }
     return endReason;
   }
@@ -330,7 +334,6 @@ export class LeaderElector {
   private startWork(signal: AbortSignal): Promise<void> {
     const failed = (err: unknown) =>
       this.logger.error("onStartedLeading failed", {
-        ...this.fields,
         error: err instanceof Error ? err.message : String(err),
       });
     try {
@@ -366,7 +369,6 @@ export class LeaderElector {
         const current = await this.lock.get(scope.signal);
         if (current?.record.holderIdentity !== this.identity) {
           this.logger.info("not releasing: the lock has moved on", {
-            ...this.fields,
             leader: current?.record.holderIdentity,
           });
           return;
@@ -376,14 +378,13 @@ export class LeaderElector {
       }
       this.observed = { record, version };
       this.observedTime = this.clock.now();
-      this.logger.info("released the lock", this.fields);
+      this.logger.info("released the lock");
     } catch (err) {
       this.logger.warn("could not release the lock", {
-        ...this.fields,
         error: err instanceof Error ? err.message : String(err),
       });
     } finally {
-      scope.dispose();
+      scope.close();
     }
   }
 
@@ -396,7 +397,7 @@ export class LeaderElector {
       return outcome === "acquired" ? { ok: true } : { ok: false, reason: "taken" };
     } catch (err) {
       if (err instanceof LockConflictError) {
-        this.logger.debug("lost a race for the lock", { ...this.fields, verb: err.verb });
+        this.logger.debug("lost a race for the lock", { verb: err.verb });
         return { ok: false, reason: "conflict" };
       }
       const failure =
@@ -409,14 +410,13 @@ export class LeaderElector {
       if (scope.signal.aborted && !scope.timedOut) return { ok: false, reason: "error" };
       this.lastFailure = failure;
       this.logger.warn("lock request failed", {
-        ...this.fields,
         verb: failure.verb,
         status: failure.status,
         error: failure.message,
       });
       return { ok: false, reason: scope.timedOut ? "timeout" : "error" };
     } finally {
-      scope.dispose();
+      scope.close();
     }
   }
 
@@ -444,7 +444,7 @@ export class LeaderElector {
         return "acquired";
       } catch (err) {
         if (!(err instanceof LockConflictError)) throw err;
-        this.logger.debug("renewal conflicted; re-reading the lock", this.fields);
+        this.logger.debug("renewal conflicted; re-reading the lock");
       }
     }
 
@@ -495,11 +495,11 @@ export class LeaderElector {
     if (holder === this.reportedLeader) return;
     this.reportedLeader = holder;
     if (!holder) return;
-    this.logger.info("new leader observed", { ...this.fields, leader: holder });
+    this.logger.info("new leader observed", { leader: holder });
     try {
       this.callbacks.onNewLeader?.(holder);
     } catch (err) {
-      this.logger.error("onNewLeader threw", { ...this.fields, error: String(err) });
+      this.logger.error("onNewLeader threw", { error: String(err) });
     }
   }
 }

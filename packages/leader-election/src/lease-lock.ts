@@ -202,7 +202,7 @@ function serverMessage(body: unknown): string | undefined {
     }
   }
   if (parsed && typeof parsed === "object" && "message" in parsed) {
-    const message = (parsed as { message: unknown }).message;
+    const message = parsed.message;
     if (typeof message === "string" && message) return message;
   }
   return undefined;

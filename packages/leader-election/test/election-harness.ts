@@ -1,6 +1,6 @@
 import type { Meter } from "@opentelemetry/api";
+import { FakeClock } from "@tessera/core/testing";
 import {
-  FakeClock,
   InMemoryLock,
   InMemoryLockStore,
   LeaderElector,

@@ -1,23 +1,7 @@
 import { strict as assert } from "node:assert";
-import { MeterProvider, MetricReader, type MetricData } from "@opentelemetry/sdk-metrics";
+import type { MetricData } from "@opentelemetry/sdk-metrics";
+import { TestMetrics } from "@tessera/core/testing";
 import { ElectionHarness } from "./election-harness.js";
-
-class CollectingReader extends MetricReader {
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-async function read(reader: CollectingReader): Promise<Map<string, MetricData>> {
-  const { resourceMetrics } = await reader.collect();
-  const byName = new Map<string, MetricData>();
-  for (const scope of resourceMetrics.scopeMetrics)
-    for (const m of scope.metrics) byName.set(m.descriptor.name, m);
-  return byName;
-}
 
 function points(
   metrics: Map<string, MetricData>,
@@ -29,19 +13,17 @@ function points(
 describe("leader election metrics", () => {
   it("report leader status, transitions and renew failures", async () => {
     const h = new ElectionHarness();
-    const readerA = new CollectingReader();
-    const readerB = new CollectingReader();
-    const meterA = new MeterProvider({ readers: [readerA] }).getMeter("a");
-    const meterB = new MeterProvider({ readers: [readerB] }).getMeter("b");
-    const a = h.add("a", { meter: meterA, name: "my-operator" });
-    const b = h.add("b", { meter: meterB, name: "my-operator" });
+    const metricsA = new TestMetrics();
+    const metricsB = new TestMetrics();
+    const a = h.add("a", { meter: metricsA.meter, name: "my-operator" });
+    const b = h.add("b", { meter: metricsB.meter, name: "my-operator" });
     a.run();
     await h.clock.flush();
     b.run();
     await h.clock.advance(1_000);
 
-    let ma = await read(readerA);
-    let mb = await read(readerB);
+    let ma = await metricsA.collect();
+    let mb = await metricsB.collect();
     assert.deepEqual(points(ma, "leader_election_master_status"), [
       { attributes: { name: "my-operator" }, value: 1 },
     ]);
@@ -54,8 +36,8 @@ describe("leader election metrics", () => {
 
     a.lock.fault = "unreachable";
     await h.advanceUntil(() => b.elector.isLeader, 10_000);
-    ma = await read(readerA);
-    mb = await read(readerB);
+    ma = await metricsA.collect();
+    mb = await metricsB.collect();
     assert.deepEqual(points(ma, "leader_election_master_status"), [
       { attributes: { name: "my-operator" }, value: 0 },
     ]);

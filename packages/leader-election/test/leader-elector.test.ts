@@ -272,7 +272,7 @@ describe("LeaderElector (fake clock)", () => {
       const a = h.add("a");
       a.run();
       await h.clock.flush();
-      await assert.rejects(a.elector.run(), /already in progress/);
+      await assert.rejects(a.elector.run(new AbortController().signal), /already in progress/);
       a.stop.abort();
       await a.result;
       a.run();

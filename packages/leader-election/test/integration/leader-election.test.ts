@@ -1,8 +1,9 @@
 import { strict as assert } from "node:assert";
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { CapturingLogger } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import { assertNoOverlap } from "../leading-intervals.js";
-import { MemoryLogger, Replica, summarize, waitFor } from "./live-election.js";
+import { logTail, Replica, summarize, waitFor } from "./live-election.js";
 
 /** Shortened so that 20 runs of each scenario fit the suite's time budget; the rule still holds. */
 const DURATIONS = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 };
@@ -51,7 +52,7 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
    * again; then check that no two leading intervals overlapped.
    */
   async function runOnce(scenario: Scenario, run: number): Promise<void> {
-    const logger = new MemoryLogger();
+    const logger = new CapturingLogger();
     const leaseName = `${scenario}-${run}`;
     const replicas = proxies.map(
       (proxy, i) =>
@@ -73,8 +74,11 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
+    // Each replica runs under its own signal, as separate processes would.
+    const stops = replicas.map(() => new AbortController());
+    let runs: Array<Promise<void>> = [];
     try {
-      for (const r of replicas) r.start();
+      runs = replicas.map((r, i) => r.run(stops[i]!.signal));
       const first = await waitFor(() => replicas.find((r) => r.leading), 10_000, "a first leader");
       const firstIndex = replicas.indexOf(first);
       const proxy = proxies[firstIndex]!;
@@ -84,7 +88,8 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
       switch (scenario) {
         case "crash":
         case "release":
-          await first.stop();
+          stops[firstIndex]!.abort();
+          await runs[firstIndex];
           break;
         case "cutoff":
           if (run % 2 === 0) {
@@ -131,14 +136,15 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
       // Leadership stays put for a while once settled.
       await new Promise((resolve) => setTimeout(resolve, 200));
     } catch (err) {
-      (err as Error).message += `\nintervals: ${JSON.stringify(all())}\nlog:\n${logger.tail()}`;
+      (err as Error).message += `\nintervals: ${JSON.stringify(all())}\nlog:\n${logTail(logger)}`;
       throw err;
     } finally {
       proxies.forEach((p) => {
         p!.refuse(false);
         p!.stall(false);
       });
-      await Promise.all(replicas.map((r) => r.stop()));
+      for (const stop of stops) stop.abort();
+      await Promise.all(runs);
       stopped = true;
       await sampler;
     }
@@ -146,7 +152,7 @@ describe("LeaderElector on a real control plane: three replicas, one Lease", fun
       assertNoOverlap(all());
       assert.ok(maxLeadersSeen <= 1, `${maxLeadersSeen} replicas believed they led at the same moment`);
     } catch (err) {
-      (err as Error).message += `\nintervals: ${JSON.stringify(all())}\nlog:\n${logger.tail()}`;
+      (err as Error).message += `\nintervals: ${JSON.stringify(all())}\nlog:\n${logTail(logger)}`;
       throw err;
     }
   }

@@ -1,12 +1,12 @@
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { LogFields, Logger, Runnable } from "@tessera/core";
+import type { CapturingLogger } from "@tessera/core/testing";
 import {
   LeaderElector,
   LeadershipEndedError,
   LeaseLock,
   type LeaderElectionDurations,
   type LeaderElectionResult,
-  type LogFields,
-  type Logger,
 } from "../../src/index.js";
 import type { LeadingInterval } from "../leading-intervals.js";
 
@@ -18,47 +18,38 @@ export interface RecordedInterval extends LeadingInterval {
   healthyAtEnd?: boolean;
 }
 
-/** Keeps the last log lines of every elector, to print when a test fails. */
-export class MemoryLogger implements Logger {
-  private readonly lines: string[] = [];
+/**
+ * A logger that stamps every line with `at`, the `performance.now()` on which
+ * leading intervals are recorded, so that a failure's log lines up with them.
+ */
+export function timestamped(logger: Logger): Logger {
+  const at = (fields: LogFields | undefined): LogFields => ({ at: performance.now().toFixed(1), ...fields });
+  return {
+    debug: (message, fields) => logger.debug(message, at(fields)),
+    info: (message, fields) => logger.info(message, at(fields)),
+    warn: (message, fields) => logger.warn(message, at(fields)),
+    error: (message, fields) => logger.error(message, at(fields)),
+  };
+}
 
-  constructor(private readonly limit = 400) {}
-
-  debug(): void {}
-  info(message: string, fields?: LogFields): void {
-    this.push("info", message, fields);
-  }
-  warn(message: string, fields?: LogFields): void {
-    this.push("warn", message, fields);
-  }
-  error(message: string, fields?: LogFields): void {
-    this.push("error", message, fields);
-  }
-
-  /** The kept lines, oldest first. */
-  tail(n = 60): string {
-    return this.lines.slice(-n).join("\n");
-  }
-
-  private push(level: string, message: string, fields: LogFields | undefined): void {
-    this.lines.push(`${performance.now().toFixed(1)} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
-    if (this.lines.length > this.limit) this.lines.shift();
-  }
+/** The last `n` lines `logger` kept, one per line, to print when a test fails. */
+export function logTail(logger: CapturingLogger, n = 60): string {
+  return logger.lines
+    .slice(-n)
+    .map((line) => `${line.level} ${line.message} ${JSON.stringify(line.fields)}`)
+    .join("\n");
 }
 
 /**
  * One replica: a LeaderElector on a LeaseLock, run the way a supervisor
- * would: when it loses leadership it campaigns again, until {@link stop}.
- * Every interval it believes it leads is recorded on `performance.now()`,
- * which all replicas in this process share.
+ * would: when it loses leadership it campaigns again, until the signal given
+ * to {@link Replica.run} aborts. Every interval it believes it leads is
+ * recorded on `performance.now()`, which all replicas in this process share.
  */
-export class Replica {
+export class Replica implements Runnable {
   readonly elector: LeaderElector;
   readonly intervals: RecordedInterval[] = [];
-  private controller = new AbortController();
-  private stopped = false;
-  private loop: Promise<void> | undefined;
-  /** Results of every run() so far. */
+  /** Results of every run() of the elector so far. */
   readonly results: LeaderElectionResult[] = [];
 
   constructor(
@@ -75,7 +66,7 @@ export class Replica {
     this.elector = new LeaderElector({
       ...options.durations,
       releaseOnCancel: options.releaseOnCancel,
-      logger: options.logger,
+      logger: timestamped(options.logger),
       lock: new LeaseLock({ kubeConfig, namespace: options.namespace, name: options.leaseName, identity }),
       callbacks: {
         onStartedLeading: (signal) => {
@@ -92,18 +83,13 @@ export class Replica {
     });
   }
 
-  /** Starts campaigning (and campaigning again after each loss). */
-  start(): void {
-    this.loop = (async () => {
-      while (!this.stopped) this.results.push(await this.elector.run(this.controller.signal));
-    })();
-  }
-
-  /** Aborts the current run (releasing the lease if configured to) and waits for it to return. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.controller.abort();
-    await this.loop;
+  /**
+   * Campaigns, and campaigns again after each loss, until `signal` aborts;
+   * settles once the elector's last run has (released the lease if
+   * configured to and) settled.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) this.results.push(await this.elector.run(signal));
   }
 
   /** Whether this replica believes it leads right now. */
