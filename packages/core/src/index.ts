@@ -18,5 +18,11 @@ export type { Runnable, Syncable } from "./runnable.js";
 export { resolveInstrumentation } from "./instrumentation.js";
 export type { Instrumentation, ResolvedInstrumentation } from "./instrumentation.js";
 export { MetricGroup } from "./metric-group.js";
-export type { GroupCounter, GroupHistogram, GaugeReport, InstrumentOptions } from "./metric-group.js";
+export type {
+  GroupCounter,
+  GroupGauge,
+  GroupHistogram,
+  GaugeReport,
+  InstrumentOptions,
+} from "./metric-group.js";
 export { MinHeap } from "./min-heap.js";

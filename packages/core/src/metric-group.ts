@@ -21,6 +21,12 @@ export interface GroupHistogram {
   record(value: number, extra?: Attributes): void;
 }
 
+/** A gauge whose value the component sets when it changes (a synchronous gauge). */
+export interface GroupGauge {
+  /** Sets the value, with `extra` attributes on top of the group's. */
+  record(value: number, extra?: Attributes): void;
+}
+
 /** Reports a gauge's value(s) when the meter collects; `extra` attributes go on top of the group's. */
 export type GaugeReport = (value: number, extra?: Attributes) => void;
 
@@ -84,9 +90,21 @@ export class MetricGroup {
   }
 
   /**
+   * A gauge set when its value changes (1 while leading, 0 after). Prefer it
+   * to an observable gauge for a value that must read right after the
+   * component stopped: once an observable gauge is unregistered, the SDK keeps
+   * exporting the last value it observed.
+   */
+  settableGauge(name: string, description: string, options: InstrumentOptions = {}): GroupGauge {
+    const gauge = this.meter.createGauge(name, { description, ...unit(options) });
+    return { record: (value, extra) => gauge.record(value, this.merge(extra)) };
+  }
+
+  /**
    * An observable gauge: `observe` is called each time the meter collects and
    * reports zero or more values (one per extra attribute set). Stops being
-   * observed at {@link MetricGroup.close}.
+   * observed at {@link MetricGroup.close} (the SDK then keeps exporting the
+   * last value observed; see {@link MetricGroup.settableGauge}).
    */
   gauge(
     name: string,

@@ -42,4 +42,14 @@ describe("MetricGroup", () => {
     assert.equal(reads, before);
     assert.notEqual(await metrics.value("depth", { name: "q" }), 9);
   });
+
+  it("a settable gauge reads what was set last, also after the component stopped", async () => {
+    const group = new MetricGroup(metrics.meter, { name: "lock" });
+    const status = group.settableGauge("leading", "1 while leading");
+    status.record(1);
+    assert.equal(await metrics.value("leading", { name: "lock" }), 1);
+    status.record(0);
+    group.close();
+    assert.equal(await metrics.value("leading", { name: "lock" }), 0);
+  });
 });

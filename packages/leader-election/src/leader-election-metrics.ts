@@ -1,5 +1,5 @@
-import type { Gauge, Meter } from "@opentelemetry/api";
-import { MetricGroup, type GroupCounter } from "@tessera/core";
+import type { Meter } from "@opentelemetry/api";
+import { MetricGroup, type GroupCounter, type GroupGauge } from "@tessera/core";
 
 /** Why a renewal attempt failed. */
 export type RenewFailureReason = "error" | "timeout" | "conflict" | "taken";
@@ -24,15 +24,16 @@ export type RenewFailureReason = "error" | "timeout" | "conflict" | "taken";
  */
 export class LeaderElectionMetrics {
   private readonly group: MetricGroup;
-  private readonly status: Gauge;
+  private readonly status: GroupGauge;
   private readonly transitions: GroupCounter;
   private readonly renewFailures: GroupCounter;
 
   constructor(meter: Meter, name: string) {
     this.group = new MetricGroup(meter, { name });
-    this.status = meter.createGauge("leader_election_master_status", {
-      description: "1 while this process leads the named election, 0 otherwise",
-    });
+    this.status = this.group.settableGauge(
+      "leader_election_master_status",
+      "1 while this process leads the named election, 0 otherwise",
+    );
     this.transitions = this.group.counter(
       "leader_election_transitions",
       "Times this process started leading the named election",
@@ -41,18 +42,18 @@ export class LeaderElectionMetrics {
       "leader_election_renew_failures",
       "Renewal attempts that failed while leading, by reason",
     );
-    this.status.record(0, this.group.attributes);
+    this.status.record(0);
   }
 
   /** Leadership began: the status turns 1 and the transition is counted. */
   startedLeading(): void {
-    this.status.record(1, this.group.attributes);
+    this.status.record(1);
     this.transitions.add();
   }
 
   /** Leadership ended (the leadership signal aborted): the status turns 0. */
   stoppedLeading(): void {
-    this.status.record(0, this.group.attributes);
+    this.status.record(0);
   }
 
   renewFailed(reason: RenewFailureReason): void {
