@@ -1,13 +1,12 @@
 import { V1MicroTime, type V1Lease } from "@kubernetes/client-node";
 import {
-  resolveDurations,
-  silentLogger,
-  SystemClock,
+  resolveInstrumentation,
   type Clock,
-  type LeaderElectionDurations,
+  type Instrumentation,
   type Logger,
   type Timer,
-} from "@tessera/leader-election";
+} from "@tessera/core";
+import { resolveDurations, type LeaderElectionDurations } from "@tessera/leader-election";
 import { RING_LABEL } from "./assignment-store.js";
 import { LeaseError, type LeaseClient } from "./lease-client.js";
 
@@ -31,17 +30,13 @@ export class MemberFencedError extends Error {
 }
 
 /** Options for {@link MemberLease}. */
-export interface MemberLeaseOptions extends Partial<LeaderElectionDurations> {
+export interface MemberLeaseOptions extends Partial<LeaderElectionDurations>, Instrumentation {
   /** Where the Lease lives. */
   client: LeaseClient;
   /** The ring's name. */
   ring: string;
   /** This member's identity (for example the pod name); unique in the ring. */
   identity: string;
-  /** Time source; default {@link SystemClock}. */
-  clock?: Clock;
-  /** Structured logger; default silent. */
-  logger?: Logger;
 }
 
 /**
@@ -82,8 +77,9 @@ export class MemberLease {
     this.ring = options.ring;
     this.identity = options.identity;
     this.name = memberLeaseName(options.ring, options.identity);
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
+    const tools = resolveInstrumentation(options, "@tessera/sharding");
+    this.clock = tools.clock;
+    this.logger = tools.logger;
   }
 
   /** Aborted (reason {@link MemberFencedError}) when the member must stop all work. */

@@ -1,19 +1,19 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { Meter } from "@opentelemetry/api";
 import {
-  silentLogger,
-  SystemClock,
+  resolveInstrumentation,
+  sleep,
   type Clock,
-  type LeaderElectionDurations,
+  type Instrumentation,
   type Logger,
-} from "@tessera/leader-election";
+  type ResolvedInstrumentation,
+} from "@tessera/core";
+import type { LeaderElectionDurations } from "@tessera/leader-election";
 import { activeSlotsOf } from "./assignment.js";
 import { ConfigMapAssignmentStore, type VersionedAssignment } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
 import { shareConnections } from "./connection-sharing.js";
 import { MemberLease } from "./member-lease.js";
 import { MemberMetrics } from "./sharding-metrics.js";
-import { sleep } from "./sleep.js";
 import { SlotSpace } from "./slot-space.js";
 
 /** Where a member reads the published assignment; {@link ConfigMapAssignmentStore} is one. */
@@ -34,7 +34,7 @@ export interface SlotChange {
 }
 
 /** Options for {@link ShardMember}. */
-export interface ShardMemberOptions extends Partial<LeaderElectionDurations> {
+export interface ShardMemberOptions extends Partial<LeaderElectionDurations>, Instrumentation {
   kubeConfig: KubeConfig;
   namespace: string;
   ring: string;
@@ -53,10 +53,6 @@ export interface ShardMemberOptions extends Partial<LeaderElectionDurations> {
   leases?: LeaseClient;
   /** Where the assignment is read; default `ConfigMap <namespace>/<ring>-assignment`. */
   store?: AssignmentReader;
-  clock?: Clock;
-  logger?: Logger;
-  /** OpenTelemetry meter for the instruments listed on {@link MemberMetrics}. */
-  meter?: Meter;
 }
 
 /**
@@ -72,7 +68,8 @@ export class ShardMember {
   readonly lease: MemberLease;
   readonly identity: string;
   private readonly store: AssignmentReader;
-  private readonly metrics: MemberMetrics | undefined;
+  private readonly metrics: MemberMetrics;
+  private readonly tools: ResolvedInstrumentation;
   private ranges = 0;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -86,8 +83,9 @@ export class ShardMember {
   constructor(options: ShardMemberOptions) {
     options = { ...options, kubeConfig: shareConnections(options.kubeConfig) };
     this.identity = options.identity;
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
+    this.tools = resolveInstrumentation(options, "@tessera/sharding");
+    this.clock = this.tools.clock;
+    this.logger = this.tools.logger;
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.onAssignment = options.onAssignment;
     this.store =
@@ -100,17 +98,14 @@ export class ShardMember {
     this.lease = new MemberLease({
       ...options,
       client: options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace),
-      clock: this.clock,
-      logger: this.logger,
+      ...this.tools,
     });
-    this.metrics = options.meter
-      ? new MemberMetrics(options.meter, options.ring, options.identity, () => ({
-          slots: this.active.size,
-          ranges: this.active.size === 0 ? 0 : this.ranges,
-          epoch: this.applied,
-          fenced: this.fence.aborted,
-        }))
-      : undefined;
+    this.metrics = new MemberMetrics(this.tools.meter, options.ring, options.identity, () => ({
+      slots: this.active.size,
+      ranges: this.active.size === 0 ? 0 : this.ranges,
+      epoch: this.applied,
+      fenced: this.fence.aborted,
+    }));
     this.lease.fence.addEventListener("abort", () => {
       if (this.active.size > 0) {
         this.logger.warn("member fenced; dropping all slots", {
@@ -160,7 +155,7 @@ export class ShardMember {
 
   /** Stops reporting metrics. */
   close(): void {
-    this.metrics?.close();
+    this.metrics.close();
   }
 
   private async follow(): Promise<void> {

@@ -1,17 +1,16 @@
-import { metrics, type Meter } from "@opentelemetry/api";
 import {
   Backoff,
+  resolveInstrumentation,
+  sleep,
+  type Instrumentation,
+  type LogFields,
+  type ResolvedInstrumentation,
+} from "@tessera/core";
+import {
   metaNamespaceKey,
   Reflector,
-  silentLogger,
-  sleep,
-  SystemClock,
-  type Clock,
   type KubeObject,
   type ListerWatcher,
-  type LogFields,
-  type Logger,
-  type RandomSource,
   type ReflectorOptions,
   type ReflectorStore,
   type SyncMode,
@@ -35,8 +34,11 @@ export type RangeReflectorOptions<T extends KubeObject> = Omit<
   "listerWatcher" | "store" | "name" | "resumeFrom" | "clock" | "random" | "logger" | "meter"
 >;
 
-/** Options of a {@link ShardedReflector}. */
-export interface ShardedReflectorOptions<T extends KubeObject> {
+/**
+ * Options of a {@link ShardedReflector}. Its instrumentation is handed to every
+ * range reflector too; the meter defaults to the global `@tessera/sharding` one.
+ */
+export interface ShardedReflectorOptions<T extends KubeObject> extends Instrumentation {
   /** The whole, unsharded collection; each range reflector wraps it with its range. */
   listerWatcher: ListerWatcher<T>;
   /**
@@ -57,11 +59,6 @@ export interface ShardedReflectorOptions<T extends KubeObject> {
   reflector?: RangeReflectorOptions<T>;
   /** LIST once on `run` to learn whether the server filters by shardSelector; default true. */
   probe?: boolean;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  /** For this reflector's instruments and every range reflector's; default the global `@tessera/sharding` meter. */
-  meter?: Meter;
 }
 
 /** What {@link ShardedReflector.rangeStates} reports for one range reflector. */
@@ -128,10 +125,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   private readonly lw: ListerWatcher<T>;
   private readonly ledger: ShardLedger<T>;
   private readonly reflectorOptions: RangeReflectorOptions<T>;
-  private readonly clock: Clock;
-  private readonly random: RandomSource;
-  private readonly logger: Logger;
-  private readonly meter: Meter;
+  private readonly tools: ResolvedInstrumentation;
   private readonly metrics: ShardedReflectorMetrics;
   private readonly logFields: LogFields;
   private readonly probeEnabled: boolean;
@@ -155,10 +149,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     const where = this.lw.namespace ? ` in ${this.lw.namespace}` : "";
     this.name = options.name ?? `${this.lw.resource}${where}`;
     this.reflectorOptions = options.reflector ?? {};
-    this.clock = options.clock ?? new SystemClock();
-    this.random = options.random ?? Math.random;
-    this.logger = options.logger ?? silentLogger;
-    this.meter = options.meter ?? metrics.getMeter("@tessera/sharding");
+    this.tools = resolveInstrumentation(options, "@tessera/sharding");
     this.probeEnabled = options.probe ?? true;
     const keyFunc = this.reflectorOptions.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
     this.ledger = new ShardLedger(options.store, keyFunc);
@@ -170,7 +161,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
       ...(options.member !== undefined ? { member: options.member } : {}),
     });
     this.metrics = new ShardedReflectorMetrics(
-      this.meter,
+      this.tools.meter,
       {
         resource: this.resource,
         ...(options.ring !== undefined ? { ring: options.ring } : {}),
@@ -301,7 +292,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     this.fatalAbort = fatalAbort;
     const stop = AbortSignal.any([signal, fatalAbort.signal]);
     this.runSignal = stop;
-    this.logger.info("sharded reflector starting", { ...this.logFields, ranges: this.describe() });
+    this.tools.logger.info("sharded reflector starting", { ...this.logFields, ranges: this.describe() });
     const probing = this.probeEnabled ? this.probeLoop(stop) : Promise.resolve();
     for (const w of this.watches) this.launch(w);
     try {
@@ -316,7 +307,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
       this.state = "stopped";
       this.runSignal = undefined;
       this.fatalAbort = undefined;
-      this.logger.info("sharded reflector stopped", { ...this.logFields, objects: this.ledger.size });
+      this.tools.logger.info("sharded reflector stopped", { ...this.logFields, objects: this.ledger.size });
     }
     if (this.fatal !== undefined) throw this.fatal;
   }
@@ -359,7 +350,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     this.watches = [...next, ...resumed, ...started];
     for (const w of [...resumed, ...started]) this.launch(w);
     if (retired.length > 0 || started.length > 0) {
-      this.logger.info("shard ranges changed", {
+      this.tools.logger.info("shard ranges changed", {
         ...this.logFields,
         ranges: this.describe(),
         kept: diff.kept.length,
@@ -385,10 +376,10 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
       listerWatcher: lw,
       store,
       name: `${this.name} [${formatHashBound(range.start)}, ${formatHashBound(range.end)})`,
-      clock: this.clock,
-      random: this.random,
-      logger: this.logger,
-      meter: this.meter,
+      clock: this.tools.clock,
+      random: this.tools.random,
+      logger: this.tools.logger,
+      meter: this.tools.meter,
       ...(resumeFrom !== "" ? { resumeFrom } : {}),
       onError: (err) => {
         this.lastErr = err;
@@ -403,7 +394,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     if (runSignal === undefined || w.done !== undefined || w.stop.signal.aborted) return;
     const done = w.reflector.run(AbortSignal.any([runSignal, w.stop.signal])).catch((err: unknown) => {
       // Only a failed consistency check ends a reflector: a bug worth stopping for.
-      this.logger.error("range reflector failed; stopping", {
+      this.tools.logger.error("range reflector failed; stopping", {
         ...this.logFields,
         range: w.selector.toString(),
         error: err instanceof Error ? err.message : String(err),
@@ -422,13 +413,13 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   }
 
   private async probeLoop(stop: AbortSignal): Promise<void> {
-    const backoff = new Backoff(this.clock, this.random, this.reflectorOptions.backoff);
+    const backoff = new Backoff(this.tools.clock, this.tools.random, this.reflectorOptions.backoff);
     let warned = false;
     while (!stop.aborted) {
       try {
         const probe = await probeServerFiltering(this.lw, this.field, stop);
         this.filtering = probe.filters;
-        this.logger.info(
+        this.tools.logger.info(
           probe.filters
             ? "the server filters by shardSelector"
             : "the server does not filter by shardSelector (gate off or an older server); filtering client-side only",
@@ -437,8 +428,8 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
         return;
       } catch (err) {
         if (stop.aborted) return;
-        (warned ? this.logger.debug : this.logger.warn).call(
-          this.logger,
+        (warned ? this.tools.logger.debug : this.tools.logger.warn).call(
+          this.tools.logger,
           "shardSelector probe failed; retrying",
           {
             ...this.logFields,
@@ -446,7 +437,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
           },
         );
         warned = true;
-        await sleep(this.clock, backoff.next(), stop);
+        await sleep(this.tools.clock, backoff.next(), stop);
       }
     }
   }

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { FakeClock } from "@tessera/leader-election";
+import { FakeClock } from "@tessera/core/testing";
 import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
   MemberFencedError,

@@ -1,7 +1,6 @@
 import { strict as assert } from "node:assert";
 import { KubeConfig } from "@kubernetes/client-node";
-import { MeterProvider, MetricReader, type MetricData } from "@opentelemetry/sdk-metrics";
-import { FakeClock } from "@tessera/leader-election";
+import { FakeClock, TestMetrics } from "@tessera/core/testing";
 import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
   advanceAssignment,
@@ -13,21 +12,6 @@ import {
 } from "../src/index.js";
 import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
 
-class CollectingReader extends MetricReader {
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-async function gauge(reader: CollectingReader, name: string): Promise<unknown> {
-  const { resourceMetrics } = await reader.collect();
-  const metrics: MetricData[] = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-  return metrics.find((m) => m.descriptor.name === name)?.dataPoints[0]?.value;
-}
-
 function setup() {
   const clock = new FakeClock();
   const leases = new InMemoryLeaseClient();
@@ -36,7 +20,7 @@ function setup() {
     (published.current = { assignment, version: String(assignment.epoch) });
   const changes: SlotChange[] = [];
   let release: (() => void) | undefined;
-  const reader = new CollectingReader();
+  const metrics = new TestMetrics();
   const member = new ShardMember({
     kubeConfig: new KubeConfig(),
     namespace: "test",
@@ -49,7 +33,7 @@ function setup() {
     leaseDurationMs: 3_000,
     renewDeadlineMs: 2_000,
     retryPeriodMs: 500,
-    meter: new MeterProvider({ readers: [reader] }).getMeter("test"),
+    meter: metrics.meter,
     onAssignment: (change) => {
       changes.push(change);
       if (change.lost.size === 0) return;
@@ -57,7 +41,7 @@ function setup() {
     },
   });
   const acked = () => leases.leases.get("web-a")?.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION];
-  return { clock, leases, member, publish, changes, acked, finishInFlight: () => release?.(), reader };
+  return { clock, leases, member, publish, changes, acked, finishInFlight: () => release?.(), metrics };
 }
 
 describe("ShardMember", () => {
@@ -70,9 +54,9 @@ describe("ShardMember", () => {
     assert.deepEqual([...t.member.activeSlots], [0, 1, 2, 3]);
     assert.deepEqual([...t.changes[0]!.gained], [0, 1, 2, 3]);
     assert.equal(t.acked(), "1");
-    assert.equal(await gauge(t.reader, "tessera_sharding_slots_owned"), 4);
-    assert.equal(await gauge(t.reader, "tessera_sharding_ranges_owned"), 1);
-    assert.equal(await gauge(t.reader, "tessera_sharding_epoch"), 1);
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), 4);
+    assert.equal(await t.metrics.value("tessera_sharding_ranges_owned"), 1);
+    assert.equal(await t.metrics.value("tessera_sharding_epoch"), 1);
   });
 
   it("stops new work on released slots at once but acknowledges only after in-flight work finished", async () => {
@@ -102,7 +86,7 @@ describe("ShardMember", () => {
     await t.clock.advance(2_000);
     assert.equal(t.member.fence.aborted, true);
     assert.equal(t.member.activeSlots.size, 0);
-    assert.equal(await gauge(t.reader, "tessera_sharding_fenced"), 1);
+    assert.equal(await t.metrics.value("tessera_sharding_fenced"), 1);
   });
 
   it("on stop lets go of everything, then hands its Lease back", async () => {

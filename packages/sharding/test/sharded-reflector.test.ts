@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import { MeterProvider, MetricReader, type DataPoint, type MetricData } from "@opentelemetry/sdk-metrics";
-import { FakeClock, type LogFields, type Logger } from "@tessera/reflector";
+import type { DataPoint } from "@opentelemetry/sdk-metrics";
+import { CapturingLogger, FakeClock, TestMetrics } from "@tessera/core/testing";
 import {
   HASH_SPACE,
   ShardedReflector,
@@ -19,37 +19,14 @@ const q = (a: number, b = a + 1): HashRange => ({ start: BigInt(a) * Q, end: Big
 const UID = "object.metadata.uid" as const;
 const sel = (...ranges: HashRange[]) => ShardSelector.of(UID, ranges);
 
-class Reader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-
-class Lines implements Logger {
-  readonly lines: { level: string; message: string; fields?: LogFields }[] = [];
-  debug(message: string, fields?: LogFields) {
-    this.lines.push({ level: "debug", message, fields });
-  }
-  info(message: string, fields?: LogFields) {
-    this.lines.push({ level: "info", message, fields });
-  }
-  warn(message: string, fields?: LogFields) {
-    this.lines.push({ level: "warn", message, fields });
-  }
-  error(message: string, fields?: LogFields) {
-    this.lines.push({ level: "error", message, fields });
-  }
-}
-
 async function settle(done: () => boolean = () => false, turns = 2_000): Promise<void> {
   for (let i = 0; i < turns && !done(); i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-async function points(reader: Reader): Promise<Map<string, DataPoint<number>[]>> {
-  const { resourceMetrics } = await reader.collect();
+/** Every metric's data points, by name. */
+async function points(metrics: TestMetrics): Promise<Map<string, DataPoint<number>[]>> {
   const out = new Map<string, DataPoint<number>[]>();
-  for (const s of resourceMetrics.scopeMetrics)
-    for (const m of s.metrics as MetricData[])
-      out.set(m.descriptor.name, m.dataPoints as DataPoint<number>[]);
+  for (const [name, m] of await metrics.collect()) out.set(name, m.dataPoints as DataPoint<number>[]);
   return out;
 }
 
@@ -65,8 +42,8 @@ function setup(options: Setup = {}) {
   for (let i = 0; i < (options.objects ?? 200); i++) lw.put(`o-${i}`);
   const store = new RecordingStore<Item>();
   const clock = new FakeClock();
-  const logger = new Lines();
-  const reader = new Reader();
+  const logger = new CapturingLogger();
+  const metrics = new TestMetrics();
   const sharded = new ShardedReflector<Item>({
     listerWatcher: lw,
     store,
@@ -75,7 +52,7 @@ function setup(options: Setup = {}) {
     clock,
     random: () => 0.5,
     logger,
-    meter: new MeterProvider({ readers: [reader] }).getMeter("test"),
+    meter: metrics.meter,
     reflector: { useWatchList: options.useWatchList ?? true, env: {}, consistencyCheck: false },
   });
   const stop = new AbortController();
@@ -85,7 +62,7 @@ function setup(options: Setup = {}) {
     clock,
     store,
     logger,
-    reader,
+    metrics,
     sharded,
     stop,
     start: () => (done = sharded.run(stop.signal)),
@@ -294,7 +271,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
       assert.deepEqual(h.store.view(), h.expected(q(1)));
       await settle(() => h.sharded.serverFiltering !== undefined);
       assert.equal(h.sharded.serverFiltering, false);
-      const m = await points(h.reader);
+      const m = await points(h.metrics);
       const filtered = m.get("tessera_sharding_client_filtered_total")?.[0]?.value ?? 0;
       assert.equal(
         filtered,
@@ -324,7 +301,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
       const logged = h.logger.lines.filter((l) => l.level === "info" && /filter/.test(l.message));
       assert.equal(logged.length, 1);
       assert.equal(logged[0]!.fields?.serverFiltering, serverFilters);
-      const m = await points(h.reader);
+      const m = await points(h.metrics);
       const gauge = m.get("tessera_sharding_server_filtering")![0]!;
       assert.equal(gauge.value, serverFilters ? 1 : 0);
       assert.deepEqual(gauge.attributes, {

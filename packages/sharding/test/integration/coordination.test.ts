@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
-import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import { TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   advanceAssignment,
@@ -16,24 +16,6 @@ import {
 } from "../../src/index.js";
 
 const NS = "ring";
-
-class CollectingReader extends MetricReader {
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-/** The sum of a counter's points in one reader. */
-async function counter(reader: CollectingReader, name: string): Promise<number> {
-  const { resourceMetrics } = await reader.collect();
-  const metric = resourceMetrics.scopeMetrics
-    .flatMap((s) => s.metrics)
-    .find((m) => m.descriptor.name === name);
-  return (metric?.dataPoints ?? []).reduce((sum, p) => sum + (p.value as number), 0);
-}
 
 describe("ring coordination objects on the real control plane", function () {
   this.timeout(120_000);
@@ -132,7 +114,7 @@ describe("ring coordination objects on the real control plane", function () {
       stop: AbortController;
       coordinator: RingCoordinator;
       coordinating: Promise<void>;
-      metrics: CollectingReader;
+      metrics: TestMetrics;
     }
     const replicas = new Map<string, Replica>();
     const violations: string[] = [];
@@ -142,8 +124,7 @@ describe("ring coordination objects on the real control plane", function () {
       const proxy = new FaultProxy(env.cp.apiserverPort);
       await proxy.start();
       const kubeConfig = kubeConfigVia(env.cp.kubeConfig, proxy.url);
-      const metrics = new CollectingReader();
-      const meter = new MeterProvider({ readers: [metrics] }).getMeter("test");
+      const metrics = new TestMetrics();
       const member = new ShardMember({
         kubeConfig,
         namespace: NS,
@@ -160,7 +141,7 @@ describe("ring coordination objects on the real control plane", function () {
         pollIntervalMs: 200,
         expiryMarginMs: 1_000,
         election: durations,
-        meter,
+        meter: metrics.meter,
       });
       await member.start();
       const stop = new AbortController();
@@ -235,7 +216,7 @@ describe("ring coordination objects on the real control plane", function () {
       await settledOver(["pod-a", "pod-b", "pod-c"]);
       assert.deepEqual(violations, []);
       let moved = 0;
-      for (const r of replicas.values()) moved += await counter(r.metrics, "tessera_sharding_slots_moved");
+      for (const r of replicas.values()) moved += await r.metrics.sum("tessera_sharding_slots_moved");
       assert.ok(moved >= 170, `the coordinator counted ${moved} moved slots; pod-a gave away at least 170`);
       // Each replica has made dozens of requests by now; they share a few connections.
       for (const r of replicas.values()) {
