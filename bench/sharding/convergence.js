@@ -24,9 +24,20 @@ async function startReplica(id) {
   const kubeConfig = kubeConfigVia(cp.kubeConfig, proxy.url);
   const member = new ShardMember({ kubeConfig, namespace: NS, ring: RING, identity: id });
   const coordinator = new RingCoordinator({ kubeConfig, namespace: NS, ring: RING, identity: id });
-  await member.start();
+  const leave = new AbortController();
+  const membership = member.run(leave.signal);
+  if (!(await member.joined())) await membership; // rejects with why it could not join
   const stop = new AbortController();
-  replicas.set(id, { id, proxy, member, coordinator, stop, running: coordinator.run(stop.signal) });
+  replicas.set(id, {
+    id,
+    proxy,
+    member,
+    leave,
+    membership,
+    coordinator,
+    stop,
+    running: coordinator.run(stop.signal),
+  });
 }
 
 async function settled(ids) {
@@ -60,7 +71,8 @@ let r = follower();
 t = performance.now();
 r.stop.abort();
 await r.running;
-await r.member.stop();
+r.leave.abort();
+await r.membership;
 replicas.delete(r.id);
 await r.proxy.stop();
 results.push([
@@ -91,7 +103,8 @@ for (const [what, s] of results) console.log(`${what}: settled after ${s.toFixed
 for (const x of replicas.values()) {
   x.stop.abort();
   await x.running;
-  await x.member.stop();
+  x.leave.abort();
+  await x.membership;
   await x.proxy.stop();
 }
 await cp.stop();

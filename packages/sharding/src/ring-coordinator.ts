@@ -1,5 +1,12 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import { resolveInstrumentation, sleep, type Clock, type Instrumentation, type Logger } from "@tessera/core";
+import {
+  resolveInstrumentation,
+  sleep,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+  type Runnable,
+} from "@tessera/core";
 import { LeaderElector, LeaseLock, type LeaderElectionDurations } from "@tessera/leader-election";
 import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
@@ -48,7 +55,7 @@ export interface RingCoordinatorOptions extends Instrumentation {
  * state of its own: a new leader reads the published assignment and carries
  * on. Every replica runs one; only the leader acts.
  */
-export class RingCoordinator {
+export class RingCoordinator implements Runnable {
   readonly elector: LeaderElector;
   private readonly leases: LeaseClient;
   private readonly store: ConfigMapAssignmentStore;
@@ -113,7 +120,8 @@ export class RingCoordinator {
    * Leases (every retry period), so that on taking over it already knows
    * which members stopped renewing and when: a member that crashed together
    * with the old coordinator is given up leaseDuration + margin after its last
-   * renewal, not after the takeover.
+   * renewal, not after the takeover. Resolves once stopped: the ring Lease
+   * handed back if it led, the member Leases no longer watched.
    */
   async run(signal: AbortSignal): Promise<void> {
     const watching = this.watchWhileFollowing(signal);

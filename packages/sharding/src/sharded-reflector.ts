@@ -5,6 +5,8 @@ import {
   type Instrumentation,
   type LogFields,
   type ResolvedInstrumentation,
+  type Runnable,
+  type Syncable,
 } from "@tessera/core";
 import {
   metaNamespaceKey,
@@ -118,7 +120,7 @@ interface RangeWatch<T extends KubeObject> {
  * const member = new ShardMember({ ...common, onAssignment: ({ active }) => sharded.setSlots(active, space) });
  * ```
  */
-export class ShardedReflector<T extends KubeObject = KubeObject> {
+export class ShardedReflector<T extends KubeObject = KubeObject> implements Runnable, Syncable {
   readonly name: string;
   readonly resource: string;
   readonly field: ShardField;
@@ -126,7 +128,9 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   private readonly ledger: ShardLedger<T>;
   private readonly reflectorOptions: RangeReflectorOptions<T>;
   private readonly tools: ResolvedInstrumentation;
-  private readonly metrics: ShardedReflectorMetrics;
+  private readonly metricAttributes: { resource: string; ring?: string; member?: string };
+  /** Registered while running: the gauges are observed from `run` to its end. */
+  private metrics: ShardedReflectorMetrics | undefined;
   private readonly logFields: LogFields;
   private readonly probeEnabled: boolean;
 
@@ -140,7 +144,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   private fatal: unknown;
   private lastErr: unknown;
   private filtering: boolean | undefined;
-  private syncWaiters: (() => void)[] = [];
+  private syncWaiters: ((synced: boolean) => void)[] = [];
 
   constructor(options: ShardedReflectorOptions<T>) {
     this.lw = options.listerWatcher;
@@ -160,15 +164,11 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
       ...(options.ring !== undefined ? { ring: options.ring } : {}),
       ...(options.member !== undefined ? { member: options.member } : {}),
     });
-    this.metrics = new ShardedReflectorMetrics(
-      this.tools.meter,
-      {
-        resource: this.resource,
-        ...(options.ring !== undefined ? { ring: options.ring } : {}),
-        ...(options.member !== undefined ? { member: options.member } : {}),
-      },
-      () => ({ objects: this.ledger.size, ranges: this.watches.length, serverFiltering: this.filtering }),
-    );
+    this.metricAttributes = {
+      resource: this.resource,
+      ...(options.ring !== undefined ? { ring: options.ring } : {}),
+      ...(options.member !== undefined ? { member: options.member } : {}),
+    };
   }
 
   /**
@@ -217,16 +217,20 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     return this.configured && this.watches.every((w) => w.reflector.hasSynced());
   }
 
-  /** Resolves true once {@link ShardedReflector.hasSynced} is, false if `signal` aborts first. */
+  /**
+   * Resolves true once {@link ShardedReflector.hasSynced} is, false if
+   * `signal` aborts or the run ends first (or has ended). Never rejects. A
+   * wait begun before {@link ShardedReflector.run} waits for the run.
+   */
   waitForSync(signal?: AbortSignal): Promise<boolean> {
     if (this.hasSynced()) return Promise.resolve(true);
-    if (signal?.aborted) return Promise.resolve(false);
+    if (signal?.aborted || this.state === "stopped") return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const onAbort = () => resolve(false);
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.syncWaiters.push(() => {
+      this.syncWaiters.push((synced) => {
         signal?.removeEventListener("abort", onAbort);
-        resolve(true);
+        resolve(synced);
       });
     });
   }
@@ -279,7 +283,9 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
    * Runs every range reflector (those of later {@link ShardedReflector.setRanges}
    * calls too) and the probe until `signal` aborts; resolves once all
    * stopped. Rejects when a range reflector does (its consistency check
-   * failed), after stopping the others.
+   * failed), after stopping the others. The metrics are reported while it
+   * runs and unregistered at its end. A sharded reflector runs once: a
+   * second run rejects with {@link ShardedReflectorStateError}.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.state !== "new") {
@@ -292,6 +298,12 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     this.fatalAbort = fatalAbort;
     const stop = AbortSignal.any([signal, fatalAbort.signal]);
     this.runSignal = stop;
+    const metrics = new ShardedReflectorMetrics(this.tools.meter, this.metricAttributes, () => ({
+      objects: this.ledger.size,
+      ranges: this.watches.length,
+      serverFiltering: this.filtering,
+    }));
+    this.metrics = metrics;
     this.tools.logger.info("sharded reflector starting", { ...this.logFields, ranges: this.describe() });
     const probing = this.probeEnabled ? this.probeLoop(stop) : Promise.resolve();
     for (const w of this.watches) this.launch(w);
@@ -307,14 +319,12 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
       this.state = "stopped";
       this.runSignal = undefined;
       this.fatalAbort = undefined;
+      metrics.close();
+      this.metrics = undefined;
+      this.releaseSyncWaiters(this.hasSynced());
       this.tools.logger.info("sharded reflector stopped", { ...this.logFields, objects: this.ledger.size });
     }
     if (this.fatal !== undefined) throw this.fatal;
-  }
-
-  /** Stops reporting metrics. */
-  close(): void {
-    this.metrics.close();
   }
 
   private async apply(target: HashRange[]): Promise<void> {
@@ -369,7 +379,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   private createWatch(range: HashRange, resumeFrom: string): RangeWatch<T> {
     const selector = ShardSelector.of(this.field, [range]);
     const store = new RangeScopedStore<T>(this.ledger, () => queueMicrotask(() => this.checkSynced()));
-    const lw = new RangeListerWatcher<T>(this.lw, selector, (n) => this.metrics.clientFiltered(n));
+    const lw = new RangeListerWatcher<T>(this.lw, selector, (n) => this.metrics?.clientFiltered(n));
     const userOnError = this.reflectorOptions.onError;
     const reflector = new Reflector<T>({
       ...this.reflectorOptions,
@@ -443,10 +453,13 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   }
 
   private checkSynced(): void {
-    if (this.syncWaiters.length === 0 || !this.hasSynced()) return;
+    if (this.syncWaiters.length > 0 && this.hasSynced()) this.releaseSyncWaiters(true);
+  }
+
+  private releaseSyncWaiters(synced: boolean): void {
     const waiters = this.syncWaiters;
     this.syncWaiters = [];
-    for (const w of waiters) w();
+    for (const w of waiters) w(synced);
   }
 
   private describe(): string {

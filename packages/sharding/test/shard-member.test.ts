@@ -5,6 +5,7 @@ import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
   advanceAssignment,
   emptyAssignment,
+  MemberFencedError,
   ShardMember,
   type Assignment,
   type SlotChange,
@@ -41,13 +42,34 @@ function setup() {
     },
   });
   const acked = () => leases.leases.get("web-a")?.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION];
-  return { clock, leases, member, publish, changes, acked, finishInFlight: () => release?.(), metrics };
+  const stop = new AbortController();
+  let running: Promise<void> = Promise.resolve();
+  return {
+    clock,
+    leases,
+    member,
+    publish,
+    changes,
+    acked,
+    finishInFlight: () => release?.(),
+    metrics,
+    /** Runs the member until `leave` and waits until it has joined the ring. */
+    join: async () => {
+      running = member.run(stop.signal);
+      await member.joined();
+    },
+    /** Aborts the run (the graceful stop); settles once the member has left. */
+    leave: () => {
+      stop.abort();
+      return running;
+    },
+  };
 }
 
 describe("ShardMember", () => {
   it("applies a grant at once and acknowledges it", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     const e1 = advanceAssignment(emptyAssignment(8), { members: ["a", "b"], acknowledged: () => undefined })!;
     t.publish(e1);
     await t.clock.advance(100);
@@ -61,7 +83,7 @@ describe("ShardMember", () => {
 
   it("stops new work on released slots at once but acknowledges only after in-flight work finished", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     const e1 = advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!;
     t.publish(e1);
     await t.clock.advance(100);
@@ -78,7 +100,7 @@ describe("ShardMember", () => {
 
   it("drops every slot when it fences itself", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
     await t.clock.advance(100);
     assert.equal(t.member.activeSlots.size, 4);
@@ -89,12 +111,12 @@ describe("ShardMember", () => {
     assert.equal(await t.metrics.value("tessera_sharding_fenced"), 1);
   });
 
-  it("on stop lets go of everything, then hands its Lease back", async () => {
+  it("on leaving lets go of everything, then hands its Lease back", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
     await t.clock.advance(100);
-    const stopped = t.member.stop();
+    const stopped = t.leave();
     await t.clock.advance(0);
     assert.equal(t.member.activeSlots.size, 0);
     assert.equal(
@@ -105,5 +127,52 @@ describe("ShardMember", () => {
     t.finishInFlight();
     await stopped;
     assert.equal(t.leases.leases.get("web-a")!.spec?.holderIdentity, "");
+  });
+
+  it("rejects its run when the member Lease cannot be taken, and never joins", async () => {
+    const t = setup();
+    t.leases.failWith = new Error("apiserver unreachable");
+    const running = t.member.run(new AbortController().signal);
+    assert.equal(await t.member.joined(), false);
+    await assert.rejects(running, /apiserver unreachable/);
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), undefined, "no metrics left behind");
+  });
+
+  it("unregisters its metrics once it has left, and joins once", async () => {
+    const t = setup();
+    await t.join();
+    t.publish(advanceAssignment(emptyAssignment(4), { members: ["a", "b"], acknowledged: () => undefined })!);
+    await t.clock.advance(100);
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), 2);
+    await assert.rejects(t.member.run(new AbortController().signal), /run\(\) was already called/);
+    const left = t.leave();
+    await t.clock.advance(0);
+    t.finishInFlight();
+    await left;
+    assert.equal(t.member.activeSlots.size, 0);
+    assert.equal(t.member.fence.aborted, true);
+    // No longer observed: registered gauges would now read 0 slots and fenced 1.
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), 2);
+    assert.equal(await t.metrics.value("tessera_sharding_fenced"), 0);
+    assert.equal((t.member.fence.reason as MemberFencedError).reason, "stopped");
+  });
+
+  it("stays fenced until its signal aborts, then leaves", async () => {
+    const t = setup();
+    const stop = new AbortController();
+    let settled = false;
+    const running = t.member.run(stop.signal).then(() => (settled = true));
+    await t.member.joined();
+    t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
+    await t.clock.advance(100);
+    t.leases.failWith = new Error("apiserver unreachable");
+    await t.clock.advance(2_000);
+    assert.equal(t.member.fence.aborted, true);
+    await t.clock.advance(10_000);
+    assert.equal(settled, false, "a fenced member's run lasts until its signal aborts");
+    t.leases.failWith = undefined;
+    stop.abort();
+    await running;
+    assert.equal(t.changes.length, 1, "a fenced member calls onAssignment no more");
   });
 });

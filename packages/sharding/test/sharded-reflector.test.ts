@@ -69,7 +69,6 @@ function setup(options: Setup = {}) {
     finish: async () => {
       stop.abort();
       await done;
-      sharded.close();
     },
     /** What the store must hold for `ranges`: the collection, filtered client-side. */
     expected: (...ranges: HashRange[]) => describeObjects(lw.snapshot(sel(...ranges)).values()),
@@ -340,6 +339,16 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     assert.deepEqual(h.store.view(), []);
     assert.equal(h.sharded.hasSynced(), true);
     assert.equal(h.sharded.rangeCount, 0);
+  });
+
+  it("answers a pending waitForSync false when the run ends unsynced, and a later one at once", async () => {
+    const h = started();
+    h.start();
+    const waiting = h.sharded.waitForSync();
+    await settle(undefined, 10);
+    h.stop.abort();
+    assert.equal(await waiting, false, "the run ended before any range was set");
+    assert.equal(await h.sharded.waitForSync(), false);
   });
 
   it("refuses malformed ranges before anything is sent, and a second run", async () => {

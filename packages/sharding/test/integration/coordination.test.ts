@@ -111,6 +111,9 @@ describe("ring coordination objects on the real control plane", function () {
       id: string;
       proxy: FaultProxy;
       member: ShardMember;
+      /** Aborting it makes the member leave the ring. */
+      leave: AbortController;
+      membership: Promise<void>;
       stop: AbortController;
       coordinator: RingCoordinator;
       coordinating: Promise<void>;
@@ -143,12 +146,16 @@ describe("ring coordination objects on the real control plane", function () {
         election: durations,
         meter: metrics.meter,
       });
-      await member.start();
+      const leave = new AbortController();
+      const membership = member.run(leave.signal);
+      if (!(await member.joined())) await membership; // rejects with why it could not join
       const stop = new AbortController();
       const replica = {
         id,
         proxy,
         member,
+        leave,
+        membership,
         stop,
         coordinator,
         coordinating: coordinator.run(stop.signal),
@@ -228,7 +235,8 @@ describe("ring coordination objects on the real control plane", function () {
       const b = replicas.get("pod-b")!;
       b.stop.abort();
       await b.coordinating;
-      await b.member.stop();
+      b.leave.abort();
+      await b.membership;
       assert.equal(b.member.activeSlots.size, 0);
       const lease = await env.cp.kubeConfig
         .makeApiClient(CoordinationV1Api)

@@ -245,7 +245,6 @@ for (const gate of [true, false]) {
       } finally {
         stop.abort();
         await done;
-        sharded.close();
       }
     });
 
@@ -352,10 +351,7 @@ for (const gate of [true, false]) {
       } finally {
         stop.abort();
         await Promise.all(runs);
-        for (const m of members) {
-          m.sharded.close();
-          await m.proxy.stop();
-        }
+        for (const m of members) await m.proxy.stop();
       }
     });
   });
