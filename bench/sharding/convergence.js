@@ -8,7 +8,8 @@
 // Run: bash scripts/with-node.sh node bench/sharding/convergence.js   (after npm run build; needs the control plane binaries)
 import { ControlPlane, FaultProxy, kubeConfigVia } from "@tessera/testenv";
 import { CoreV1Api } from "@kubernetes/client-node";
-import { ConfigMapAssignmentStore, isSettled, RingCoordinator, ShardMember } from "@tessera/sharding";
+import { ConfigMapAssignmentStore, RingCoordinator, ShardMember } from "@tessera/sharding";
+import { isSettled } from "@tessera/sharding/ranges";
 
 const NS = "bench";
 const RING = "bench";

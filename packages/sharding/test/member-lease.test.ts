@@ -5,9 +5,9 @@ import {
   LeaseError,
   MemberFencedError,
   MemberLease,
-  MemberTracker,
   RING_LABEL,
 } from "../src/index.js";
+import { MemberTracker } from "../src/member-tracker.js";
 import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
 
 const durations = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };

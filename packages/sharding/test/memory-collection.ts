@@ -11,7 +11,7 @@ import {
   type WatchEventHandler,
   type WatchOptions,
 } from "@tessera/reflector";
-import { ShardSelector } from "../src/index.js";
+import { ShardSelector } from "../src/ranges.js";
 
 /** A small object with a UID, as the shard hash needs. */
 export interface Item extends KubeObject {

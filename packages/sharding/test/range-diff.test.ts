@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { checkTiling, diffRanges, HASH_SPACE, mergeRanges, type HashRange } from "../src/index.js";
+import { checkTiling, diffRanges, HASH_SPACE, mergeRanges, type HashRange } from "../src/ranges.js";
 
 const S = HASH_SPACE / 16n;
 /** Slots [a, b) of a 16-slot space as a range. */

@@ -3,14 +3,12 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { FakeClock, TestMetrics } from "@tessera/core/testing";
 import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
-  advanceAssignment,
-  emptyAssignment,
   MemberFencedError,
   ShardMember,
-  type Assignment,
   type SlotChange,
   type VersionedAssignment,
 } from "../src/index.js";
+import { advanceAssignment, emptyAssignment, type Assignment } from "../src/ranges.js";
 import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
 
 function setup() {

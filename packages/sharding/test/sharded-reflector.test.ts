@@ -1,15 +1,8 @@
 import { strict as assert } from "node:assert";
 import type { DataPoint } from "@opentelemetry/sdk-metrics";
 import { CapturingLogger, FakeClock, TestMetrics } from "@tessera/core/testing";
-import {
-  HASH_SPACE,
-  ShardedReflector,
-  ShardedReflectorStateError,
-  ShardSelector,
-  ShardSelectorError,
-  SlotSpace,
-  type HashRange,
-} from "../src/index.js";
+import { ShardedReflector, ShardedReflectorStateError } from "../src/index.js";
+import { HASH_SPACE, ShardSelector, ShardSelectorError, SlotSpace, type HashRange } from "../src/ranges.js";
 import { MemoryCollection, type Item } from "./memory-collection.js";
 import { describeObjects, RecordingStore } from "./recording-store.js";
 

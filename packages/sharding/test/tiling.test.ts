@@ -8,7 +8,7 @@ import {
   rangesSize,
   TilingError,
   type HashRange,
-} from "../src/index.js";
+} from "../src/ranges.js";
 
 /** Cut [0, 2^64) at the given points into consecutive ranges. */
 function cut(points: readonly bigint[]): HashRange[] {

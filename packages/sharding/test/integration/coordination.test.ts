@@ -3,17 +3,14 @@ import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
-  advanceAssignment,
   AssignmentConflictError,
-  AssignmentFormatError,
   ConfigMapAssignmentStore,
-  emptyAssignment,
-  isSettled,
   MemberFencedError,
   RING_LABEL,
   RingCoordinator,
   ShardMember,
 } from "../../src/index.js";
+import { advanceAssignment, AssignmentFormatError, emptyAssignment, isSettled } from "../../src/ranges.js";
 
 const NS = "ring";
 

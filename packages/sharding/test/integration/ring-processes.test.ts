@@ -4,7 +4,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
-import { ConfigMapAssignmentStore, isSettled } from "../../src/index.js";
+import { ConfigMapAssignmentStore } from "../../src/index.js";
+import { isSettled } from "../../src/ranges.js";
 
 const NS = "procs";
 const RING = "procs";

@@ -23,13 +23,8 @@
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
 import { KubeListerWatcher } from "@tessera/reflector";
 import { WorkQueue, WorkerPool } from "@tessera/workqueue";
-import {
-  createDequeueGuard,
-  RingCoordinator,
-  ShardedReflector,
-  ShardMember,
-  SlotSpace,
-} from "../../src/index.js";
+import { createDequeueGuard, RingCoordinator, ShardedReflector, ShardMember } from "../../src/index.js";
+import { SlotSpace } from "../../src/ranges.js";
 import { EnqueuingCache } from "./ring-reconcile-cache.js";
 import { InFlightReconciles } from "./ring-reconcile-in-flight.js";
 

@@ -14,7 +14,8 @@ import {
   type WatchOptions,
 } from "@tessera/reflector";
 import { FaultProxy, kubeConfigVia, useControlPlane, type ControlPlane } from "@tessera/testenv";
-import { HASH_SPACE, ShardedReflector, ShardSelector, SlotSpace, type HashRange } from "../../src/index.js";
+import { ShardedReflector } from "../../src/index.js";
+import { HASH_SPACE, ShardSelector, SlotSpace, type HashRange } from "../../src/ranges.js";
 
 const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
 const UID = "object.metadata.uid" as const;
