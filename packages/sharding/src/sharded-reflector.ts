@@ -2,6 +2,7 @@ import {
   Backoff,
   resolveInstrumentation,
   sleep,
+  toError,
   type Instrumentation,
   type LogFields,
   type ResolvedInstrumentation,
@@ -324,7 +325,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
       this.releaseSyncWaiters(this.hasSynced());
       this.tools.logger.info("sharded reflector stopped", { ...this.logFields, objects: this.ledger.size });
     }
-    if (this.fatal !== undefined) throw this.fatal;
+    if (this.fatal !== undefined) throw toError(this.fatal);
   }
 
   private async apply(target: HashRange[]): Promise<void> {
@@ -438,14 +439,10 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
         return;
       } catch (err) {
         if (stop.aborted) return;
-        (warned ? this.tools.logger.debug : this.tools.logger.warn).call(
-          this.tools.logger,
-          "shardSelector probe failed; retrying",
-          {
-            ...this.logFields,
-            error: err instanceof Error ? err.message : String(err),
-          },
-        );
+        // Warned once; the retries after it (every backoff) are debug lines.
+        const fields = { ...this.logFields, error: err instanceof Error ? err.message : String(err) };
+        if (warned) this.tools.logger.debug("shardSelector probe failed; retrying", fields);
+        else this.tools.logger.warn("shardSelector probe failed; retrying", fields);
         warned = true;
         await sleep(this.tools.clock, backoff.next(), stop);
       }

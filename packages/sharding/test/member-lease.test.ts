@@ -190,7 +190,7 @@ describe("MemberTracker", () => {
         annotations: { [ACKNOWLEDGED_EPOCH_ANNOTATION]: "4" },
       },
       // a renewTime far in the past (another host's clock) is ignored
-      spec: { holderIdentity: "b", leaseDurationSeconds: 10, renewTime: new Date(0) as never },
+      spec: { holderIdentity: "b", leaseDurationSeconds: 10, renewTime: new Date(0) },
     });
     tracker.observe([...client.leases.values()]);
     assert.deepEqual(tracker.liveMembers(), ["b"]);

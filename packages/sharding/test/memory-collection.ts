@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { toError } from "@tessera/core";
 import {
   ApiStatusError,
   INITIAL_EVENTS_END_ANNOTATION,
@@ -177,7 +178,7 @@ export class MemoryCollection implements ListerWatcher<Item> {
           if (done) return;
           done = true;
           this.open.delete(w);
-          reject(err);
+          reject(toError(err));
         },
       };
       if (signal?.aborted) return w.fail(signal.reason);

@@ -51,7 +51,7 @@ describe("diffRanges", () => {
           const report = checkTiling([...watched, ...complement(wanted)]);
           assert.ok(
             report.ok,
-            JSON.stringify(report, (_, v) => (typeof v === "bigint" ? String(v) : v)),
+            JSON.stringify(report, (_: string, v: unknown) => (typeof v === "bigint" ? String(v) : v)),
           );
         }
         for (const s of diff.started) {

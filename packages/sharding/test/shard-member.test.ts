@@ -26,7 +26,7 @@ function setup() {
     ring: "web",
     identity: "a",
     leases,
-    store: { read: async () => published.current },
+    store: { read: () => Promise.resolve(published.current) },
     clock,
     pollIntervalMs: 100,
     leaseDurationMs: 3_000,

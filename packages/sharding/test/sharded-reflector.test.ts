@@ -58,7 +58,9 @@ function setup(options: Setup = {}) {
     metrics,
     sharded,
     stop,
-    start: () => (done = sharded.run(stop.signal)),
+    start: () => {
+      done = sharded.run(stop.signal);
+    },
     finish: async () => {
       stop.abort();
       await done;

@@ -51,7 +51,7 @@ describe("ring members as separate processes: 1 -> 2 -> 4 -> 3 (SIGKILL) -> 2 (c
       open: new Map(),
       exited: new Promise((resolve) => child.once("exit", () => resolve())),
     };
-    createInterface({ input: child.stdout! }).on("line", (line) => {
+    createInterface({ input: child.stdout }).on("line", (line) => {
       const ev = JSON.parse(line) as {
         ev: string;
         slots?: number[];

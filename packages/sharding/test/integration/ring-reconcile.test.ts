@@ -158,7 +158,7 @@ function ledgerSuite(gate: boolean): void {
         holding: new Map(),
         open: new Map(),
       };
-      createInterface({ input: child.stdout! }).on("line", (line) => {
+      createInterface({ input: child.stdout }).on("line", (line) => {
         const ev = JSON.parse(line) as {
           ev: string;
           key?: string;

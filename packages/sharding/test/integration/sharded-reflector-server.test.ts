@@ -304,12 +304,15 @@ for (const gate of [true, false]) {
           }).then(() => undefined),
         );
         for (const m of members) {
-          await eventually(`${m.sharded.name} of ${m.selector ?? "everything"} caught up`, async () => {
-            return (
-              JSON.stringify(view(m.store.contents.list())) ===
-              JSON.stringify(await filteredList(env.cp, ns, m.selector))
-            );
-          });
+          await eventually(
+            `${m.sharded.name} of ${m.selector?.toString() ?? "everything"} caught up`,
+            async () => {
+              return (
+                JSON.stringify(view(m.store.contents.list())) ===
+                JSON.stringify(await filteredList(env.cp, ns, m.selector))
+              );
+            },
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 500));
         const bytes = members.map((m) => m.proxy.stats.bytesDown);
