@@ -205,8 +205,9 @@ export class ShardMember implements Runnable {
   /**
    * Resolves `true` once {@link ShardMember.run} has joined the ring (holds
    * its member Lease and follows the assignment; at once if it did already),
-   * `false` if the run ended without joining (then it rejects with why) or
-   * `signal` aborts first. Never rejects. What `await member.start()` was.
+   * `false` if the run ended without joining (then the run rejects with why)
+   * or `signal` aborts first. Never rejects. Wait for it before relying on
+   * {@link ShardMember.activeSlots} or the member Lease being there.
    */
   joined(signal?: AbortSignal): Promise<boolean> {
     return this.joining.wait(signal);
