@@ -8,7 +8,8 @@
 // Run: bash scripts/with-node.sh node bench/sharding/convergence.js   (after npm run build; needs the control plane binaries)
 import { ControlPlane, FaultProxy, kubeConfigVia } from "@tessera/testenv";
 import { CoreV1Api } from "@kubernetes/client-node";
-import { ConfigMapAssignmentStore, isSettled, RingCoordinator, ShardMember } from "@tessera/sharding";
+import { ConfigMapAssignmentStore, RingCoordinator, ShardMember } from "@tessera/sharding";
+import { isSettled } from "@tessera/sharding/ranges";
 
 const NS = "bench";
 const RING = "bench";
@@ -24,9 +25,20 @@ async function startReplica(id) {
   const kubeConfig = kubeConfigVia(cp.kubeConfig, proxy.url);
   const member = new ShardMember({ kubeConfig, namespace: NS, ring: RING, identity: id });
   const coordinator = new RingCoordinator({ kubeConfig, namespace: NS, ring: RING, identity: id });
-  await member.start();
+  const leave = new AbortController();
+  const membership = member.run(leave.signal);
+  if (!(await member.joined())) await membership; // rejects with why it could not join
   const stop = new AbortController();
-  replicas.set(id, { id, proxy, member, coordinator, stop, running: coordinator.run(stop.signal) });
+  replicas.set(id, {
+    id,
+    proxy,
+    member,
+    leave,
+    membership,
+    coordinator,
+    stop,
+    running: coordinator.run(stop.signal),
+  });
 }
 
 async function settled(ids) {
@@ -60,7 +72,8 @@ let r = follower();
 t = performance.now();
 r.stop.abort();
 await r.running;
-await r.member.stop();
+r.leave.abort();
+await r.membership;
 replicas.delete(r.id);
 await r.proxy.stop();
 results.push([
@@ -91,7 +104,8 @@ for (const [what, s] of results) console.log(`${what}: settled after ${s.toFixed
 for (const x of replicas.values()) {
   x.stop.abort();
   await x.running;
-  await x.member.stop();
+  x.leave.abort();
+  await x.membership;
   await x.proxy.stop();
 }
 await cp.stop();

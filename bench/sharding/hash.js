@@ -3,7 +3,7 @@
 // comparison; median ns per UID over 7 passes of 200,000 UIDs.
 // Run: bash scripts/with-node.sh node bench/sharding/hash.js   (after npm run build)
 import { randomUUID } from "node:crypto";
-import { fnv1a64, fnv1a64Words, SlotSpace } from "@tessera/sharding";
+import { fnv1a64, fnv1a64Words, SlotSpace } from "@tessera/sharding/ranges";
 
 const uids = Array.from({ length: 200000 }, () => randomUUID());
 function bigintPerByte(s) {

@@ -3,7 +3,7 @@
 // (one member leaves), against the naive equal re-split (member i of N owns
 // [i * 2^64 / N, (i+1) * 2^64 / N)). Prints Markdown tables.
 // Run: bash scripts/with-node.sh node bench/sharding/movement.js [slots]   (after npm run build)
-import { planSlots, SlotSpace } from "@tessera/sharding";
+import { planSlots, SlotSpace } from "@tessera/sharding/ranges";
 
 const S = Number(process.argv[2] ?? 256);
 const space = new SlotSpace(S);

@@ -35,7 +35,7 @@ export interface DequeueGuardOptions {
  * slot that is being released or has moved.
  *
  * ```ts
- * const mayProcess = createDequeueGuard({ space, field: "object.metadata.uid", ownedSlots: () => member.ownedSlots, lookup: (k) => store.get(k) });
+ * const mayProcess = createDequeueGuard({ space, field: "object.metadata.uid", ownedSlots: () => member.activeSlots, lookup: (k) => store.get(k) });
  * const key = await queue.get();
  * if (!mayProcess(key)) { queue.forget(key); queue.done(key); continue; }
  * ```

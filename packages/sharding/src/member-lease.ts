@@ -1,15 +1,17 @@
 import { V1MicroTime, type V1Lease } from "@kubernetes/client-node";
 import {
-  resolveDurations,
-  silentLogger,
-  SystemClock,
+  resolveInstrumentation,
+  whenAborted,
   type Clock,
-  type LeaderElectionDurations,
+  type Instrumentation,
   type Logger,
+  type Runnable,
   type Timer,
-} from "@tessera/leader-election";
+} from "@tessera/core";
+import { resolveDurations, type LeaderElectionDurations } from "@tessera/leader-election";
 import { RING_LABEL } from "./assignment-store.js";
 import { LeaseError, type LeaseClient } from "./lease-client.js";
+import { Milestone } from "./milestone.js";
 
 /** The annotation on a member Lease that carries the last epoch the member applied. */
 export const ACKNOWLEDGED_EPOCH_ANNOTATION = "sharding.tessera.dev/acknowledged-epoch";
@@ -19,7 +21,7 @@ export function memberLeaseName(ring: string, identity: string): string {
   return `${ring}-${identity}`;
 }
 
-/** Why a member stopped: it could not renew in time, or it was stopped. */
+/** Why a member stopped: it could not renew in time, or its run ended. */
 export class MemberFencedError extends Error {
   override name = "MemberFencedError";
   constructor(
@@ -31,17 +33,13 @@ export class MemberFencedError extends Error {
 }
 
 /** Options for {@link MemberLease}. */
-export interface MemberLeaseOptions extends Partial<LeaderElectionDurations> {
+export interface MemberLeaseOptions extends Partial<LeaderElectionDurations>, Instrumentation {
   /** Where the Lease lives. */
   client: LeaseClient;
   /** The ring's name. */
   ring: string;
   /** This member's identity (for example the pod name); unique in the ring. */
   identity: string;
-  /** Time source; default {@link SystemClock}. */
-  clock?: Clock;
-  /** Structured logger; default silent. */
-  logger?: Logger;
 }
 
 /**
@@ -56,7 +54,7 @@ export interface MemberLeaseOptions extends Partial<LeaderElectionDurations> {
  * must not work on any slot again; the process should exit or join anew
  * under a new identity.
  */
-export class MemberLease {
+export class MemberLease implements Runnable {
   readonly name: string;
   readonly identity: string;
   readonly durations: LeaderElectionDurations;
@@ -71,7 +69,8 @@ export class MemberLease {
   private renewTimer: Timer | undefined;
   private deadlineTimer: Timer | undefined;
   private writing: Promise<void> = Promise.resolve();
-  private started = false;
+  private ran = false;
+  private readonly holding = new Milestone();
 
   /** @throws LeaderElectionConfigError when the durations break leaseDuration > renewDeadline > 1.2 × retryPeriod */
   constructor(options: MemberLeaseOptions) {
@@ -82,11 +81,16 @@ export class MemberLease {
     this.ring = options.ring;
     this.identity = options.identity;
     this.name = memberLeaseName(options.ring, options.identity);
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
+    const tools = resolveInstrumentation(options, "@tessera/sharding");
+    this.clock = tools.clock;
+    this.logger = tools.logger;
   }
 
-  /** Aborted (reason {@link MemberFencedError}) when the member must stop all work. */
+  /**
+   * Aborted (reason {@link MemberFencedError}) when the member must stop all
+   * work: a renewal was missed (`"renewDeadlineExceeded"`), or the run ended
+   * (`"stopped"`).
+   */
   get fence(): AbortSignal {
     return this.fenceController.signal;
   }
@@ -102,14 +106,51 @@ export class MemberLease {
   }
 
   /**
-   * Creates the Lease, or takes it over when it exists (a restarted member
-   * with the same identity), and starts renewing.
+   * Holds the Lease until `signal` aborts: creates it, or takes it over when
+   * it exists (a restarted member with the same identity), renews it every
+   * retry period, and once `signal` aborts stops renewing and hands it back
+   * (holder cleared), so the coordinator moves the member's slots at once
+   * instead of after the Lease expires. Stop all work on the member's slots
+   * before aborting. {@link MemberLease.acquired} tells when the Lease is held.
+   *
+   * A renewal missed past renewDeadline fences the member ({@link fence}
+   * aborts) and renewal stops for good; the run still lasts until `signal`
+   * aborts. Once the run has settled, {@link fence} has aborted (reason
+   * `"stopped"` unless it was fenced before). A member Lease is held once:
+   * a second run rejects.
    *
    * @throws LeaseError when the Lease can be neither created nor replaced
+   *   (then {@link MemberLease.acquired} answers false)
    */
-  async start(): Promise<void> {
-    if (this.started) throw new Error(`${this.describe()}: start() was already called`);
-    this.started = true;
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.ran)
+      throw new Error(`${this.describe()}: run() was already called; a member Lease is held once`);
+    this.ran = true;
+    try {
+      if (signal.aborted) return;
+      await this.acquire();
+      this.holding.reach();
+      await whenAborted(signal);
+      await this.release();
+    } finally {
+      this.holding.miss();
+      if (!this.fence.aborted) {
+        this.stopTimers();
+        this.fenceController.abort(new MemberFencedError("stopped", `${this.describe()} was never acquired`));
+      }
+    }
+  }
+
+  /**
+   * Resolves `true` once {@link MemberLease.run} holds the Lease (at once if
+   * it did already), `false` if the run ended without it (the Lease could not
+   * be taken: the run rejects with why) or `signal` aborts first. Never rejects.
+   */
+  acquired(signal?: AbortSignal): Promise<boolean> {
+    return this.holding.wait(signal);
+  }
+
+  private async acquire(): Promise<void> {
     const sent = this.clock.now();
     const now = this.clock.wallTime();
     const existing = await this.client.get(this.name);
@@ -131,12 +172,8 @@ export class MemberLease {
     return this.renewNow();
   }
 
-  /**
-   * Graceful exit: stops renewing and hands the Lease back (holder cleared), so
-   * the coordinator moves the member's slots at once instead of after the
-   * lease expires. Stop all work on the member's slots before calling it.
-   */
-  async release(): Promise<void> {
+  /** The end of a run: stops renewing and hands the Lease back (holder cleared), also when fenced. */
+  private async release(): Promise<void> {
     if (!this.fence.aborted) {
       this.stopTimers();
       this.fenceController.abort(new MemberFencedError("stopped", `${this.describe()} was released`));

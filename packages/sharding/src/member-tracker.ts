@@ -1,5 +1,5 @@
 import type { V1Lease } from "@kubernetes/client-node";
-import type { Clock } from "@tessera/leader-election";
+import type { Clock } from "@tessera/core";
 import type { RingView } from "./assignment.js";
 import { ACKNOWLEDGED_EPOCH_ANNOTATION } from "./member-lease.js";
 

@@ -57,6 +57,9 @@ export class RangeListerWatcher<T extends KubeObject> implements ListerWatcher<T
               this.onFiltered(1);
               return;
             }
+            break;
+          case "BOOKMARK":
+            break; // carries a resourceVersion, no object of any range: always passed on
         }
         onEvent(event);
       },

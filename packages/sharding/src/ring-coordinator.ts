@@ -1,14 +1,13 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { Meter } from "@opentelemetry/api";
 import {
-  LeaderElector,
-  LeaseLock,
-  silentLogger,
-  SystemClock,
+  resolveInstrumentation,
+  sleep,
   type Clock,
-  type LeaderElectionDurations,
+  type Instrumentation,
   type Logger,
-} from "@tessera/leader-election";
+  type Runnable,
+} from "@tessera/core";
+import { LeaderElector, LeaseLock, type LeaderElectionDurations } from "@tessera/leader-election";
 import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
@@ -16,11 +15,13 @@ import { shareConnections } from "./connection-sharing.js";
 import { MemberTracker } from "./member-tracker.js";
 import { ringParticipants } from "./ring-participants.js";
 import { CoordinatorMetrics } from "./sharding-metrics.js";
-import { sleep } from "./sleep.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
 
-/** Options for {@link RingCoordinator}. */
-export interface RingCoordinatorOptions {
+/**
+ * Options for {@link RingCoordinator}. Its instrumentation (clock, random,
+ * logger, meter) also drives the coordinator election.
+ */
+export interface RingCoordinatorOptions extends Instrumentation {
   kubeConfig: KubeConfig;
   /** Namespace of the ring's Leases and assignment ConfigMap. */
   namespace: string;
@@ -45,11 +46,6 @@ export interface RingCoordinatorOptions {
   leases?: LeaseClient;
   /** Where the assignment is published; default `ConfigMap <namespace>/<ring>-assignment`. */
   store?: ConfigMapAssignmentStore;
-  clock?: Clock;
-  logger?: Logger;
-  random?: () => number;
-  /** OpenTelemetry meter for {@link CoordinatorMetrics} and the election's own instruments. */
-  meter?: Meter;
 }
 
 /**
@@ -59,7 +55,7 @@ export interface RingCoordinatorOptions {
  * state of its own: a new leader reads the published assignment and carries
  * on. Every replica runs one; only the leader acts.
  */
-export class RingCoordinator {
+export class RingCoordinator implements Runnable {
   readonly elector: LeaderElector;
   private readonly leases: LeaseClient;
   private readonly store: ConfigMapAssignmentStore;
@@ -69,7 +65,7 @@ export class RingCoordinator {
   private readonly marginMs: number;
   private readonly slotCount: number;
   private readonly fields: Record<string, unknown>;
-  private readonly metrics: CoordinatorMetrics | undefined;
+  private readonly metrics: CoordinatorMetrics;
   private readonly tracker: MemberTracker;
   private readonly memberSelector: string;
   private waitingReported = "";
@@ -78,8 +74,9 @@ export class RingCoordinator {
   constructor(options: RingCoordinatorOptions) {
     options = { ...options, kubeConfig: shareConnections(options.kubeConfig) };
     this.slotCount = new SlotSpace(options.slotCount ?? DEFAULT_SLOT_COUNT).slotCount;
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
+    const tools = resolveInstrumentation(options, "@tessera/sharding");
+    this.clock = tools.clock;
+    this.logger = tools.logger;
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.marginMs = options.expiryMarginMs ?? 2_000;
     this.leases = options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace);
@@ -91,7 +88,7 @@ export class RingCoordinator {
         ring: options.ring,
       });
     this.fields = { ring: options.ring, identity: options.identity };
-    this.metrics = options.meter ? new CoordinatorMetrics(options.meter, options.ring) : undefined;
+    this.metrics = new CoordinatorMetrics(tools.meter, options.ring);
     this.tracker = new MemberTracker(this.clock, this.marginMs);
     this.memberSelector = `${RING_LABEL}=${options.ring}`;
     this.elector = new LeaderElector({
@@ -104,10 +101,11 @@ export class RingCoordinator {
         identity: options.identity,
       }),
       callbacks: { onStartedLeading: (signal) => this.coordinate(signal) },
-      clock: this.clock,
-      logger: this.logger,
-      ...(options.random ? { random: options.random } : {}),
-      ...(options.meter ? { meter: options.meter, name: `${options.ring} coordinator` } : {}),
+      clock: tools.clock,
+      logger: tools.logger,
+      random: tools.random,
+      meter: tools.meter,
+      name: `${options.ring} coordinator`,
     });
   }
 
@@ -122,7 +120,8 @@ export class RingCoordinator {
    * Leases (every retry period), so that on taking over it already knows
    * which members stopped renewing and when: a member that crashed together
    * with the old coordinator is given up leaseDuration + margin after its last
-   * renewal, not after the takeover.
+   * renewal, not after the takeover. Resolves once stopped: the ring Lease
+   * handed back if it led, the member Leases no longer watched.
    */
   async run(signal: AbortSignal): Promise<void> {
     const watching = this.watchWhileFollowing(signal);
@@ -185,7 +184,7 @@ export class RingCoordinator {
     if (!next || signal.aborted) return;
     await this.store.replace(next, read.version);
     const prev = read.assignment.owners;
-    this.metrics?.publishedEpoch(
+    this.metrics.publishedEpoch(
       next.owners.filter((o, i) => o !== undefined && prev[i] !== undefined && prev[i] !== o).length,
     );
     this.logger.info("published assignment", {

@@ -1,19 +1,22 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { Meter } from "@opentelemetry/api";
 import {
-  silentLogger,
-  SystemClock,
+  resolveInstrumentation,
+  sleep,
+  whenAborted,
   type Clock,
-  type LeaderElectionDurations,
+  type Instrumentation,
   type Logger,
-} from "@tessera/leader-election";
+  type ResolvedInstrumentation,
+  type Runnable,
+} from "@tessera/core";
+import type { LeaderElectionDurations } from "@tessera/leader-election";
 import { activeSlotsOf } from "./assignment.js";
 import { ConfigMapAssignmentStore, type VersionedAssignment } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
 import { shareConnections } from "./connection-sharing.js";
 import { MemberLease } from "./member-lease.js";
+import { Milestone } from "./milestone.js";
 import { MemberMetrics } from "./sharding-metrics.js";
-import { sleep } from "./sleep.js";
 import { SlotSpace } from "./slot-space.js";
 
 /** Where a member reads the published assignment; {@link ConfigMapAssignmentStore} is one. */
@@ -34,7 +37,7 @@ export interface SlotChange {
 }
 
 /** Options for {@link ShardMember}. */
-export interface ShardMemberOptions extends Partial<LeaderElectionDurations> {
+export interface ShardMemberOptions extends Partial<LeaderElectionDurations>, Instrumentation {
   kubeConfig: KubeConfig;
   namespace: string;
   ring: string;
@@ -46,33 +49,44 @@ export interface ShardMemberOptions extends Partial<LeaderElectionDurations> {
    * Called when the member's slots change, after {@link ShardMember.activeSlots}
    * already excludes the lost ones (so nothing new starts on them). Resolve
    * once in-flight work on the lost slots has finished: only then does the
-   * member acknowledge the epoch and let the slots move on.
+   * member acknowledge the epoch and let the slots move on. Also called when
+   * the run stops, with every slot lost, before the Lease is handed back.
    */
   onAssignment?: (change: SlotChange) => void | Promise<void>;
   /** Where the member Lease lives; default the namespace's Leases through `kubeConfig`. */
   leases?: LeaseClient;
   /** Where the assignment is read; default `ConfigMap <namespace>/<ring>-assignment`. */
   store?: AssignmentReader;
-  clock?: Clock;
-  logger?: Logger;
-  /** OpenTelemetry meter for the instruments listed on {@link MemberMetrics}. */
-  meter?: Meter;
 }
 
 /**
  * One member of a ring: holds its member Lease, follows the published
  * assignment, and acknowledges each epoch once it has let go of what it lost.
- * {@link activeSlots} is what the dequeue guard should consult.
+ * {@link ShardMember.activeSlots} is what the dequeue guard should consult.
+ *
+ * {@link ShardMember.run} is the member's life: it joins, follows, and leaves
+ * gracefully when its signal aborts. {@link ShardMember.joined} tells when it
+ * has joined.
  *
  * When the Lease cannot be renewed in time the member fences itself:
- * {@link activeSlots} becomes empty at once and {@link fence} aborts; it never
- * works again (exit the process, or start a member with a new identity).
+ * {@link ShardMember.activeSlots} becomes empty at once and
+ * {@link ShardMember.fence} aborts; it never works again (exit the process,
+ * or run a member with a new identity).
+ *
+ * ```ts
+ * const member = new ShardMember({ kubeConfig, namespace, ring, identity, onAssignment });
+ * const running = member.run(stop.signal); // rejects if the member Lease cannot be taken
+ * if (await member.joined()) console.log("joined the ring");
+ * stop.abort(); // leave: every slot let go of, then the Lease handed back
+ * await running;
+ * ```
  */
-export class ShardMember {
+export class ShardMember implements Runnable {
   readonly lease: MemberLease;
   readonly identity: string;
+  private readonly ring: string;
   private readonly store: AssignmentReader;
-  private readonly metrics: MemberMetrics | undefined;
+  private readonly tools: ResolvedInstrumentation;
   private ranges = 0;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -80,14 +94,16 @@ export class ShardMember {
   private readonly onAssignment: ShardMemberOptions["onAssignment"];
   private active: ReadonlySet<number> = new Set();
   private applied: number | undefined;
-  private readonly stopping = new AbortController();
-  private loop: Promise<void> | undefined;
+  private ran = false;
+  private readonly joining = new Milestone();
 
   constructor(options: ShardMemberOptions) {
     options = { ...options, kubeConfig: shareConnections(options.kubeConfig) };
     this.identity = options.identity;
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
+    this.ring = options.ring;
+    this.tools = resolveInstrumentation(options, "@tessera/sharding");
+    this.clock = this.tools.clock;
+    this.logger = this.tools.logger;
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.onAssignment = options.onAssignment;
     this.store =
@@ -100,17 +116,8 @@ export class ShardMember {
     this.lease = new MemberLease({
       ...options,
       client: options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace),
-      clock: this.clock,
-      logger: this.logger,
+      ...this.tools,
     });
-    this.metrics = options.meter
-      ? new MemberMetrics(options.meter, options.ring, options.identity, () => ({
-          slots: this.active.size,
-          ranges: this.active.size === 0 ? 0 : this.ranges,
-          epoch: this.applied,
-          fenced: this.fence.aborted,
-        }))
-      : undefined;
     this.lease.fence.addEventListener("abort", () => {
       if (this.active.size > 0) {
         this.logger.warn("member fenced; dropping all slots", {
@@ -132,54 +139,115 @@ export class ShardMember {
     return this.applied;
   }
 
-  /** Aborted when the member must stop all work (fenced or stopped). */
+  /** Aborted when the member must stop all work: fenced, or its run ended. */
   get fence(): AbortSignal {
     return this.lease.fence;
   }
 
-  /** Joins the ring: takes the member Lease and starts following the assignment. */
-  async start(): Promise<void> {
-    await this.lease.start();
-    this.loop = this.follow();
+  /**
+   * The member's life in the ring, until `signal` aborts:
+   *
+   * 1. joins: takes the member Lease (and keeps renewing it); if the Lease can
+   *    be neither created nor replaced, the run rejects with that
+   *    `LeaseError`;
+   * 2. follows the published assignment, every `pollIntervalMs`: each new
+   *    epoch goes through `onAssignment` and is acknowledged once it resolved;
+   * 3. once `signal` aborts, leaves gracefully: gives up every slot (one more
+   *    `onAssignment`, all slots lost, awaited), then hands the Lease back so
+   *    the coordinator moves the slots at once; unregisters its metrics; and
+   *    resolves. If that last `onAssignment` rejects, the Lease is handed
+   *    back all the same and the run rejects with its error.
+   *
+   * A fenced member stops following at once and only waits for `signal`.
+   * A member joins once: a second run rejects.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.ran) {
+      throw new Error(
+        `ring ${this.ring} member ${this.identity}: run() was already called; a member joins once (make a new ShardMember)`,
+      );
+    }
+    this.ran = true;
+    if (signal.aborted) {
+      this.joining.miss();
+      return;
+    }
+    const metrics = new MemberMetrics(this.tools.meter, this.ring, this.identity, () => ({
+      slots: this.active.size,
+      ranges: this.active.size === 0 ? 0 : this.ranges,
+      epoch: this.applied,
+      fenced: this.fence.aborted,
+    }));
+    // The Lease is held until the slots are let go of, so it outlives `signal` by a little.
+    const leaving = new AbortController();
+    const holding = this.lease.run(leaving.signal);
+    let letGoFailure: { error: unknown } | undefined;
+    try {
+      if (await this.lease.acquired()) {
+        const following = this.follow(AbortSignal.any([signal, this.fence]));
+        this.joining.reach();
+        await following;
+        await whenAborted(signal);
+        letGoFailure = await this.letGo();
+      }
+    } finally {
+      this.joining.miss();
+      leaving.abort();
+      try {
+        await holding;
+      } finally {
+        metrics.close();
+      }
+    }
+    if (letGoFailure) throw letGoFailure.error;
   }
 
   /**
-   * Graceful exit: gives up every slot (waiting for `onAssignment` to let go
-   * of them), then hands the Lease back so the slots move at once.
+   * Resolves `true` once {@link ShardMember.run} has joined the ring (holds
+   * its member Lease and follows the assignment; at once if it did already),
+   * `false` if the run ended without joining (then the run rejects with why)
+   * or `signal` aborts first. Never rejects. Wait for it before relying on
+   * {@link ShardMember.activeSlots} or the member Lease being there.
    */
-  async stop(): Promise<void> {
-    this.stopping.abort();
-    await this.loop;
-    const lost = this.active;
-    this.active = new Set();
-    if (lost.size > 0 && !this.fence.aborted) {
-      await this.onAssignment?.({ epoch: this.applied ?? 0, active: this.active, gained: new Set(), lost });
-    }
-    await this.lease.release();
+  joined(signal?: AbortSignal): Promise<boolean> {
+    return this.joining.wait(signal);
   }
 
-  /** Stops reporting metrics. */
-  close(): void {
-    this.metrics?.close();
-  }
-
-  private async follow(): Promise<void> {
-    while (!this.stopping.signal.aborted && !this.fence.aborted) {
+  private async follow(until: AbortSignal): Promise<void> {
+    while (!until.aborted) {
       try {
-        await this.applyLatest();
+        await this.applyLatest(until);
       } catch (err) {
         this.logger.warn("could not apply the assignment; retrying", {
           identity: this.identity,
           error: err instanceof Error ? err.message : String(err),
         });
       }
-      await sleep(this.clock, this.pollIntervalMs, this.stopping.signal);
+      await sleep(this.clock, this.pollIntervalMs, until);
     }
   }
 
-  private async applyLatest(): Promise<void> {
+  /** Gives up every slot through `onAssignment`; its failure is returned, to be thrown after the Lease is back. */
+  private async letGo(): Promise<{ error: unknown } | undefined> {
+    const lost = this.active;
+    this.active = new Set();
+    if (lost.size === 0 || this.fence.aborted) return undefined;
+    try {
+      await this.onAssignment?.({ epoch: this.applied ?? 0, active: this.active, gained: new Set(), lost });
+      return undefined;
+    } catch (error) {
+      this.logger.error("could not let go of the slots on leaving; handing the Lease back anyway", {
+        identity: this.identity,
+        slots: lost.size,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return { error };
+    }
+  }
+
+  private async applyLatest(until: AbortSignal): Promise<void> {
     const read = await this.store.read();
-    if (!read || this.fence.aborted || this.stopping.signal.aborted) return;
+    if (!read || until.aborted) return;
     const { assignment } = read;
     if (this.applied !== undefined && assignment.epoch <= this.applied) return;
     const next = activeSlotsOf(assignment, this.identity);

@@ -60,7 +60,7 @@ class Parser {
       if (this.text.startsWith("&&", this.pos)) this.fail("'&&' is not supported, only '||' joins terms");
       this.fail(`expected ' || ' or the end of the selector, found ${this.describeHere()}`);
     }
-    return { field: field!, ranges };
+    return { field, ranges };
   }
 
   private term(): { field: ShardField; range: HashRange } {

@@ -1,17 +1,19 @@
-import { metrics, type Meter } from "@opentelemetry/api";
 import {
   Backoff,
+  resolveInstrumentation,
+  sleep,
+  toError,
+  type Instrumentation,
+  type LogFields,
+  type ResolvedInstrumentation,
+  type Runnable,
+  type Syncable,
+} from "@tessera/core";
+import {
   metaNamespaceKey,
   Reflector,
-  silentLogger,
-  sleep,
-  SystemClock,
-  type Clock,
   type KubeObject,
   type ListerWatcher,
-  type LogFields,
-  type Logger,
-  type RandomSource,
   type ReflectorOptions,
   type ReflectorStore,
   type SyncMode,
@@ -35,8 +37,11 @@ export type RangeReflectorOptions<T extends KubeObject> = Omit<
   "listerWatcher" | "store" | "name" | "resumeFrom" | "clock" | "random" | "logger" | "meter"
 >;
 
-/** Options of a {@link ShardedReflector}. */
-export interface ShardedReflectorOptions<T extends KubeObject> {
+/**
+ * Options of a {@link ShardedReflector}. Its instrumentation is handed to every
+ * range reflector too; the meter defaults to the global `@tessera/sharding` one.
+ */
+export interface ShardedReflectorOptions<T extends KubeObject> extends Instrumentation {
   /** The whole, unsharded collection; each range reflector wraps it with its range. */
   listerWatcher: ListerWatcher<T>;
   /**
@@ -57,11 +62,6 @@ export interface ShardedReflectorOptions<T extends KubeObject> {
   reflector?: RangeReflectorOptions<T>;
   /** LIST once on `run` to learn whether the server filters by shardSelector; default true. */
   probe?: boolean;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  /** For this reflector's instruments and every range reflector's; default the global `@tessera/sharding` meter. */
-  meter?: Meter;
 }
 
 /** What {@link ShardedReflector.rangeStates} reports for one range reflector. */
@@ -121,18 +121,17 @@ interface RangeWatch<T extends KubeObject> {
  * const member = new ShardMember({ ...common, onAssignment: ({ active }) => sharded.setSlots(active, space) });
  * ```
  */
-export class ShardedReflector<T extends KubeObject = KubeObject> {
+export class ShardedReflector<T extends KubeObject = KubeObject> implements Runnable, Syncable {
   readonly name: string;
   readonly resource: string;
   readonly field: ShardField;
   private readonly lw: ListerWatcher<T>;
   private readonly ledger: ShardLedger<T>;
   private readonly reflectorOptions: RangeReflectorOptions<T>;
-  private readonly clock: Clock;
-  private readonly random: RandomSource;
-  private readonly logger: Logger;
-  private readonly meter: Meter;
-  private readonly metrics: ShardedReflectorMetrics;
+  private readonly tools: ResolvedInstrumentation;
+  private readonly metricAttributes: { resource: string; ring?: string; member?: string };
+  /** Registered while running: the gauges are observed from `run` to its end. */
+  private metrics: ShardedReflectorMetrics | undefined;
   private readonly logFields: LogFields;
   private readonly probeEnabled: boolean;
 
@@ -146,7 +145,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   private fatal: unknown;
   private lastErr: unknown;
   private filtering: boolean | undefined;
-  private syncWaiters: (() => void)[] = [];
+  private syncWaiters: ((synced: boolean) => void)[] = [];
 
   constructor(options: ShardedReflectorOptions<T>) {
     this.lw = options.listerWatcher;
@@ -155,10 +154,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     const where = this.lw.namespace ? ` in ${this.lw.namespace}` : "";
     this.name = options.name ?? `${this.lw.resource}${where}`;
     this.reflectorOptions = options.reflector ?? {};
-    this.clock = options.clock ?? new SystemClock();
-    this.random = options.random ?? Math.random;
-    this.logger = options.logger ?? silentLogger;
-    this.meter = options.meter ?? metrics.getMeter("@tessera/sharding");
+    this.tools = resolveInstrumentation(options, "@tessera/sharding");
     this.probeEnabled = options.probe ?? true;
     const keyFunc = this.reflectorOptions.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
     this.ledger = new ShardLedger(options.store, keyFunc);
@@ -169,15 +165,11 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
       ...(options.ring !== undefined ? { ring: options.ring } : {}),
       ...(options.member !== undefined ? { member: options.member } : {}),
     });
-    this.metrics = new ShardedReflectorMetrics(
-      this.meter,
-      {
-        resource: this.resource,
-        ...(options.ring !== undefined ? { ring: options.ring } : {}),
-        ...(options.member !== undefined ? { member: options.member } : {}),
-      },
-      () => ({ objects: this.ledger.size, ranges: this.watches.length, serverFiltering: this.filtering }),
-    );
+    this.metricAttributes = {
+      resource: this.resource,
+      ...(options.ring !== undefined ? { ring: options.ring } : {}),
+      ...(options.member !== undefined ? { member: options.member } : {}),
+    };
   }
 
   /**
@@ -226,16 +218,20 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     return this.configured && this.watches.every((w) => w.reflector.hasSynced());
   }
 
-  /** Resolves true once {@link ShardedReflector.hasSynced} is, false if `signal` aborts first. */
+  /**
+   * Resolves true once {@link ShardedReflector.hasSynced} is, false if
+   * `signal` aborts or the run ends first (or has ended). Never rejects. A
+   * wait begun before {@link ShardedReflector.run} waits for the run.
+   */
   waitForSync(signal?: AbortSignal): Promise<boolean> {
     if (this.hasSynced()) return Promise.resolve(true);
-    if (signal?.aborted) return Promise.resolve(false);
+    if (signal?.aborted || this.state === "stopped") return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const onAbort = () => resolve(false);
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.syncWaiters.push(() => {
+      this.syncWaiters.push((synced) => {
         signal?.removeEventListener("abort", onAbort);
-        resolve(true);
+        resolve(synced);
       });
     });
   }
@@ -288,7 +284,9 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
    * Runs every range reflector (those of later {@link ShardedReflector.setRanges}
    * calls too) and the probe until `signal` aborts; resolves once all
    * stopped. Rejects when a range reflector does (its consistency check
-   * failed), after stopping the others.
+   * failed), after stopping the others. The metrics are reported while it
+   * runs and unregistered at its end. A sharded reflector runs once: a
+   * second run rejects with {@link ShardedReflectorStateError}.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.state !== "new") {
@@ -301,7 +299,13 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     this.fatalAbort = fatalAbort;
     const stop = AbortSignal.any([signal, fatalAbort.signal]);
     this.runSignal = stop;
-    this.logger.info("sharded reflector starting", { ...this.logFields, ranges: this.describe() });
+    const metrics = new ShardedReflectorMetrics(this.tools.meter, this.metricAttributes, () => ({
+      objects: this.ledger.size,
+      ranges: this.watches.length,
+      serverFiltering: this.filtering,
+    }));
+    this.metrics = metrics;
+    this.tools.logger.info("sharded reflector starting", { ...this.logFields, ranges: this.describe() });
     const probing = this.probeEnabled ? this.probeLoop(stop) : Promise.resolve();
     for (const w of this.watches) this.launch(w);
     try {
@@ -316,14 +320,12 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
       this.state = "stopped";
       this.runSignal = undefined;
       this.fatalAbort = undefined;
-      this.logger.info("sharded reflector stopped", { ...this.logFields, objects: this.ledger.size });
+      metrics.close();
+      this.metrics = undefined;
+      this.releaseSyncWaiters(this.hasSynced());
+      this.tools.logger.info("sharded reflector stopped", { ...this.logFields, objects: this.ledger.size });
     }
-    if (this.fatal !== undefined) throw this.fatal;
-  }
-
-  /** Stops reporting metrics. */
-  close(): void {
-    this.metrics.close();
+    if (this.fatal !== undefined) throw toError(this.fatal);
   }
 
   private async apply(target: HashRange[]): Promise<void> {
@@ -359,7 +361,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     this.watches = [...next, ...resumed, ...started];
     for (const w of [...resumed, ...started]) this.launch(w);
     if (retired.length > 0 || started.length > 0) {
-      this.logger.info("shard ranges changed", {
+      this.tools.logger.info("shard ranges changed", {
         ...this.logFields,
         ranges: this.describe(),
         kept: diff.kept.length,
@@ -378,17 +380,17 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   private createWatch(range: HashRange, resumeFrom: string): RangeWatch<T> {
     const selector = ShardSelector.of(this.field, [range]);
     const store = new RangeScopedStore<T>(this.ledger, () => queueMicrotask(() => this.checkSynced()));
-    const lw = new RangeListerWatcher<T>(this.lw, selector, (n) => this.metrics.clientFiltered(n));
+    const lw = new RangeListerWatcher<T>(this.lw, selector, (n) => this.metrics?.clientFiltered(n));
     const userOnError = this.reflectorOptions.onError;
     const reflector = new Reflector<T>({
       ...this.reflectorOptions,
       listerWatcher: lw,
       store,
       name: `${this.name} [${formatHashBound(range.start)}, ${formatHashBound(range.end)})`,
-      clock: this.clock,
-      random: this.random,
-      logger: this.logger,
-      meter: this.meter,
+      clock: this.tools.clock,
+      random: this.tools.random,
+      logger: this.tools.logger,
+      meter: this.tools.meter,
       ...(resumeFrom !== "" ? { resumeFrom } : {}),
       onError: (err) => {
         this.lastErr = err;
@@ -403,7 +405,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
     if (runSignal === undefined || w.done !== undefined || w.stop.signal.aborted) return;
     const done = w.reflector.run(AbortSignal.any([runSignal, w.stop.signal])).catch((err: unknown) => {
       // Only a failed consistency check ends a reflector: a bug worth stopping for.
-      this.logger.error("range reflector failed; stopping", {
+      this.tools.logger.error("range reflector failed; stopping", {
         ...this.logFields,
         range: w.selector.toString(),
         error: err instanceof Error ? err.message : String(err),
@@ -422,13 +424,13 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
   }
 
   private async probeLoop(stop: AbortSignal): Promise<void> {
-    const backoff = new Backoff(this.clock, this.random, this.reflectorOptions.backoff);
+    const backoff = new Backoff(this.tools.clock, this.tools.random, this.reflectorOptions.backoff);
     let warned = false;
     while (!stop.aborted) {
       try {
         const probe = await probeServerFiltering(this.lw, this.field, stop);
         this.filtering = probe.filters;
-        this.logger.info(
+        this.tools.logger.info(
           probe.filters
             ? "the server filters by shardSelector"
             : "the server does not filter by shardSelector (gate off or an older server); filtering client-side only",
@@ -437,25 +439,24 @@ export class ShardedReflector<T extends KubeObject = KubeObject> {
         return;
       } catch (err) {
         if (stop.aborted) return;
-        (warned ? this.logger.debug : this.logger.warn).call(
-          this.logger,
-          "shardSelector probe failed; retrying",
-          {
-            ...this.logFields,
-            error: err instanceof Error ? err.message : String(err),
-          },
-        );
+        // Warned once; the retries after it (every backoff) are debug lines.
+        const fields = { ...this.logFields, error: err instanceof Error ? err.message : String(err) };
+        if (warned) this.tools.logger.debug("shardSelector probe failed; retrying", fields);
+        else this.tools.logger.warn("shardSelector probe failed; retrying", fields);
         warned = true;
-        await sleep(this.clock, backoff.next(), stop);
+        await sleep(this.tools.clock, backoff.next(), stop);
       }
     }
   }
 
   private checkSynced(): void {
-    if (this.syncWaiters.length === 0 || !this.hasSynced()) return;
+    if (this.syncWaiters.length > 0 && this.hasSynced()) this.releaseSyncWaiters(true);
+  }
+
+  private releaseSyncWaiters(synced: boolean): void {
     const waiters = this.syncWaiters;
     this.syncWaiters = [];
-    for (const w of waiters) w();
+    for (const w of waiters) w(synced);
   }
 
   private describe(): string {

@@ -1,4 +1,5 @@
-import type { Attributes, Counter, Meter, ObservableGauge, ObservableResult } from "@opentelemetry/api";
+import type { Meter } from "@opentelemetry/api";
+import { MetricGroup, type GroupCounter } from "@tessera/core";
 
 /** What a member reports, read at collection time. */
 export interface MemberMetricsSnapshot {
@@ -19,45 +20,39 @@ export interface MemberMetricsSnapshot {
  * - `tessera_sharding_ranges_owned` (gauge): ranges those slots make.
  * - `tessera_sharding_epoch` (gauge): the assignment epoch last applied.
  * - `tessera_sharding_fenced` (gauge): 1 once the member fenced itself or stopped.
+ *
+ * Gauges only: they cost nothing per assignment and are read at collection
+ * time. {@link MemberMetrics.close} unregisters them.
  */
 export class MemberMetrics {
-  private readonly gauges: ObservableGauge[];
-  private readonly callbacks: ((r: ObservableResult) => void)[];
+  private readonly group: MetricGroup;
 
   constructor(meter: Meter, ring: string, member: string, snapshot: () => MemberMetricsSnapshot) {
-    const attributes: Attributes = { ring, member };
+    this.group = new MetricGroup(meter, { ring, member });
     const define = (
       name: string,
       description: string,
       value: (s: MemberMetricsSnapshot) => number | undefined,
-    ) => {
-      const gauge = meter.createObservableGauge(name, { description });
-      const callback = (r: ObservableResult) => {
+    ): void =>
+      this.group.gauge(name, description, (report) => {
         const v = value(snapshot());
-        if (v !== undefined) r.observe(v, attributes);
-      };
-      gauge.addCallback(callback);
-      return [gauge, callback] as const;
-    };
-    const defined = [
-      define("tessera_sharding_slots_owned", "Slots this ring member may work on", (s) => s.slots),
-      define(
-        "tessera_sharding_ranges_owned",
-        "Hash ranges (selector terms) this member's slots make",
-        (s) => s.ranges,
-      ),
-      define("tessera_sharding_epoch", "The assignment epoch this member applied last", (s) => s.epoch),
-      define("tessera_sharding_fenced", "1 once this member fenced itself or stopped", (s) =>
-        s.fenced ? 1 : 0,
-      ),
-    ];
-    this.gauges = defined.map(([g]) => g);
-    this.callbacks = defined.map(([, c]) => c);
+        if (v !== undefined) report(v);
+      });
+    define("tessera_sharding_slots_owned", "Slots this ring member may work on", (s) => s.slots);
+    define(
+      "tessera_sharding_ranges_owned",
+      "Hash ranges (selector terms) this member's slots make",
+      (s) => s.ranges,
+    );
+    define("tessera_sharding_epoch", "The assignment epoch this member applied last", (s) => s.epoch);
+    define("tessera_sharding_fenced", "1 once this member fenced itself or stopped", (s) =>
+      s.fenced ? 1 : 0,
+    );
   }
 
-  /** Stops reporting. */
+  /** Stops reporting (the member stopped). Idempotent. */
   close(): void {
-    this.gauges.forEach((g, i) => g.removeCallback(this.callbacks[i]!));
+    this.group.close();
   }
 }
 
@@ -69,23 +64,24 @@ export class MemberMetrics {
  *   than their previous owner (each slot counted once per move, when granted).
  */
 export class CoordinatorMetrics {
-  private readonly attributes: Attributes;
-  private readonly published: Counter;
-  private readonly moved: Counter;
+  private readonly published: GroupCounter;
+  private readonly moved: GroupCounter;
 
   constructor(meter: Meter, ring: string) {
-    this.attributes = { ring };
-    this.published = meter.createCounter("tessera_sharding_published_epochs", {
-      description: "Assignments this coordinator published",
-    });
-    this.moved = meter.createCounter("tessera_sharding_slots_moved", {
-      description: "Slots granted to a member other than their previous owner",
-    });
+    const group = new MetricGroup(meter, { ring });
+    this.published = group.counter(
+      "tessera_sharding_published_epochs",
+      "Assignments this coordinator published",
+    );
+    this.moved = group.counter(
+      "tessera_sharding_slots_moved",
+      "Slots granted to a member other than their previous owner",
+    );
   }
 
   publishedEpoch(slotsMoved: number): void {
-    this.published.add(1, this.attributes);
-    if (slotsMoved > 0) this.moved.add(slotsMoved, this.attributes);
+    this.published.add(1);
+    if (slotsMoved > 0) this.moved.add(slotsMoved);
   }
 }
 
@@ -112,59 +108,51 @@ export interface ShardedReflectorMetricsSnapshot {
  * - `tessera_sharding_client_filtered_total` (counter): list items and watch
  *   events the client-side check dropped: what an unfiltering server sent
  *   for other members.
+ *
+ * {@link ShardedReflectorMetrics.close} unregisters the gauges.
  */
 export class ShardedReflectorMetrics {
-  private readonly attributes: Attributes;
-  private readonly gauges: ObservableGauge[];
-  private readonly callbacks: ((r: ObservableResult) => void)[];
-  private readonly filtered: Counter;
+  private readonly group: MetricGroup;
+  private readonly filtered: GroupCounter;
 
   constructor(
     meter: Meter,
     attributes: { resource: string; ring?: string; member?: string },
     snapshot: () => ShardedReflectorMetricsSnapshot,
   ) {
-    this.attributes = { ...attributes };
+    this.group = new MetricGroup(meter, attributes);
     const define = (
       name: string,
       description: string,
       value: (s: ShardedReflectorMetricsSnapshot) => number | undefined,
-    ) => {
-      const gauge = meter.createObservableGauge(name, { description });
-      const callback = (r: ObservableResult) => {
+    ): void =>
+      this.group.gauge(name, description, (report) => {
         const v = value(snapshot());
-        if (v !== undefined) r.observe(v, this.attributes);
-      };
-      gauge.addCallback(callback);
-      return [gauge, callback] as const;
-    };
-    const defined = [
-      define(
-        "tessera_sharding_cached_objects",
-        "Objects this member caches from its shard ranges",
-        (s) => s.objects,
-      ),
-      define("tessera_sharding_range_watches", "Range reflectors (one watch each) running", (s) => s.ranges),
-      define(
-        "tessera_sharding_server_filtering",
-        "1 when the API server filters this resource by shardSelector, 0 when only the client does",
-        (s) => (s.serverFiltering === undefined ? undefined : s.serverFiltering ? 1 : 0),
-      ),
-    ];
-    this.gauges = defined.map(([g]) => g);
-    this.callbacks = defined.map(([, c]) => c);
-    this.filtered = meter.createCounter("tessera_sharding_client_filtered_total", {
-      description:
-        "List items and watch events outside the member's ranges, dropped by the client-side check",
-    });
+        if (v !== undefined) report(v);
+      });
+    define(
+      "tessera_sharding_cached_objects",
+      "Objects this member caches from its shard ranges",
+      (s) => s.objects,
+    );
+    define("tessera_sharding_range_watches", "Range reflectors (one watch each) running", (s) => s.ranges);
+    define(
+      "tessera_sharding_server_filtering",
+      "1 when the API server filters this resource by shardSelector, 0 when only the client does",
+      (s) => (s.serverFiltering === undefined ? undefined : s.serverFiltering ? 1 : 0),
+    );
+    this.filtered = this.group.counter(
+      "tessera_sharding_client_filtered_total",
+      "List items and watch events outside the member's ranges, dropped by the client-side check",
+    );
   }
 
   clientFiltered(count: number): void {
-    this.filtered.add(count, this.attributes);
+    this.filtered.add(count);
   }
 
-  /** Stops reporting. */
+  /** Stops reporting the gauges (the reflector stopped). Idempotent. */
   close(): void {
-    this.gauges.forEach((g, i) => g.removeCallback(this.callbacks[i]!));
+    this.group.close();
   }
 }

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { AssignmentFormatError, decodeAssignment, encodeAssignment, type Assignment } from "../src/index.js";
+import { AssignmentFormatError, decodeAssignment, encodeAssignment, type Assignment } from "../src/ranges.js";
 
 const assignment: fc.Arbitrary<Assignment> = fc.constantFrom(1, 4, 16, 256).chain((S) =>
   fc

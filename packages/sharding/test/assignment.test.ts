@@ -9,7 +9,7 @@ import {
   ringParticipants,
   SlotCountError,
   type Assignment,
-} from "../src/index.js";
+} from "../src/ranges.js";
 
 interface SimMember {
   alive: boolean; // false once crashed or left: it works on nothing

@@ -1,12 +1,7 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import {
-  controllerOwnerOf,
-  createDequeueGuard,
-  secondaryShardKey,
-  SlotSpace,
-  type ShardKeySource,
-} from "../src/index.js";
+import { controllerOwnerOf, createDequeueGuard, secondaryShardKey } from "../src/index.js";
+import { SlotSpace, type ShardKeySource } from "../src/ranges.js";
 
 describe("createDequeueGuard", () => {
   const space = new SlotSpace(16);

@@ -1,12 +1,13 @@
 import { strict as assert } from "node:assert";
-import { FakeClock } from "@tessera/leader-election";
+import { FakeClock } from "@tessera/core/testing";
 import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
+  LeaseError,
   MemberFencedError,
   MemberLease,
-  MemberTracker,
   RING_LABEL,
 } from "../src/index.js";
+import { MemberTracker } from "../src/member-tracker.js";
 import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
 
 const durations = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
@@ -15,13 +16,29 @@ function setup() {
   const clock = new FakeClock();
   const client = new InMemoryLeaseClient();
   const lease = new MemberLease({ client, ring: "web", identity: "pod-a", clock, ...durations });
-  return { clock, client, lease };
+  const stop = new AbortController();
+  let running: Promise<void> = Promise.resolve();
+  return {
+    clock,
+    client,
+    lease,
+    /** Runs the lease until `release` and waits until it holds the Lease. */
+    start: async () => {
+      running = lease.run(stop.signal);
+      await lease.acquired();
+    },
+    /** Aborts the run; settles once the Lease was handed back. */
+    release: () => {
+      stop.abort();
+      return running;
+    },
+  };
 }
 
 describe("MemberLease", () => {
   it("creates a labelled Lease held by the member and renews it every retry period", async () => {
-    const { clock, client, lease } = setup();
-    await lease.start();
+    const { clock, client, lease, start } = setup();
+    await start();
     const first = client.leases.get("web-pod-a")!;
     assert.equal(first.spec?.holderIdentity, "pod-a");
     assert.equal(first.spec?.leaseDurationSeconds, 15);
@@ -34,8 +51,8 @@ describe("MemberLease", () => {
   });
 
   it("writes an acknowledged epoch at once", async () => {
-    const { client, lease } = setup();
-    await lease.start();
+    const { client, lease, start } = setup();
+    await start();
     await lease.acknowledge(7);
     assert.equal(client.leases.get("web-pod-a")!.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION], "7");
     await lease.acknowledge(5); // never goes back
@@ -43,8 +60,8 @@ describe("MemberLease", () => {
   });
 
   it("fences itself renewDeadline after the last successful renewal and stops renewing", async () => {
-    const { clock, client, lease } = setup();
-    await lease.start(); // sent at t = 0
+    const { clock, client, lease, start } = setup();
+    await start(); // sent at t = 0
     await clock.advance(2_000); // renewed, sent at t = 2000
     client.failWith = new Error("connection refused");
     await clock.advance(9_999);
@@ -61,8 +78,8 @@ describe("MemberLease", () => {
   });
 
   it("fences on time even when a renewal hangs", async () => {
-    const { clock, client, lease } = setup();
-    await lease.start();
+    const { clock, client, lease, start } = setup();
+    await start();
     client.hang();
     await clock.advance(10_000);
     assert.equal(lease.fence.aborted, true);
@@ -70,9 +87,9 @@ describe("MemberLease", () => {
   });
 
   it("fences before a tracker watching from the coordinator may count the member gone", async () => {
-    const { clock, client, lease } = setup();
+    const { clock, client, lease, start } = setup();
     const tracker = new MemberTracker(clock, 2_000);
-    await lease.start();
+    await start();
     let fencedAt: number | undefined;
     lease.fence.addEventListener("abort", () => (fencedAt = clock.now()));
     let goneAt: number | undefined;
@@ -87,12 +104,12 @@ describe("MemberLease", () => {
   });
 
   it("hands the Lease back on release, so the member is gone at once", async () => {
-    const { clock, client, lease } = setup();
+    const { clock, client, lease, start, release } = setup();
     const tracker = new MemberTracker(clock, 2_000);
-    await lease.start();
+    await start();
     tracker.observe([...client.leases.values()]);
     assert.deepEqual(tracker.liveMembers(), ["pod-a"]);
-    await lease.release();
+    await release();
     assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "");
     assert.ok((lease.fence.reason as MemberFencedError).reason === "stopped");
     tracker.observe([...client.leases.values()]);
@@ -100,30 +117,64 @@ describe("MemberLease", () => {
   });
 
   it("hands the Lease back even when a renewal was in flight or someone else wrote it", async () => {
-    const { clock, client, lease } = setup();
-    await lease.start();
+    const { clock, client, start, release } = setup();
+    await start();
     client.hang();
     await clock.advance(2_000); // a renewal is now in flight
-    const released = lease.release();
+    const released = release();
     client.unhang();
     await released;
     assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "");
 
     const other = setup();
-    await other.lease.start();
+    await other.start();
     other.client.store(other.client.leases.get("web-pod-a")!); // a foreign write bumps the version
-    await other.lease.release();
+    await other.release();
     assert.equal(other.client.leases.get("web-pod-a")!.spec?.holderIdentity, "");
   });
 
   it("takes over its own Lease left by an earlier process", async () => {
-    const { client, lease } = setup();
+    const { client, start } = setup();
     client.store({
       metadata: { name: "web-pod-a", labels: { [RING_LABEL]: "web" } },
       spec: { holderIdentity: "" },
     });
-    await lease.start();
+    await start();
     assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "pod-a");
+  });
+});
+
+describe("MemberLease.run", () => {
+  it("rejects with the LeaseError when the Lease cannot be taken; acquired answers false", async () => {
+    const { client, lease } = setup();
+    client.store({ metadata: { name: "web-pod-a" }, spec: { holderIdentity: "" } });
+    const conflict = new LeaseError("update", "Lease test/web-pod-a", "HTTP 403: forbidden", 403);
+    client.failWith = conflict;
+    const running = lease.run(new AbortController().signal);
+    assert.equal(await lease.acquired(), false);
+    await assert.rejects(running, (e: unknown) => e === conflict);
+    assert.equal(lease.fence.aborted, true, "a run that ended leaves the fence aborted");
+  });
+
+  it("answers acquired once it holds the Lease, false to a wait that gave up, and refuses a second run", async () => {
+    const { lease, start, release } = setup();
+    const gaveUp = new AbortController();
+    gaveUp.abort();
+    assert.equal(await lease.acquired(gaveUp.signal), false);
+    await start();
+    assert.equal(await lease.acquired(), true);
+    await assert.rejects(lease.run(new AbortController().signal), /run\(\) was already called/);
+    await release();
+    assert.equal(await lease.acquired(), true, "it was acquired in that run");
+  });
+
+  it("takes nothing when its signal has aborted already", async () => {
+    const { client, lease } = setup();
+    const stop = new AbortController();
+    stop.abort();
+    await lease.run(stop.signal);
+    assert.equal(await lease.acquired(), false);
+    assert.equal(client.calls, 0);
   });
 });
 
@@ -139,7 +190,7 @@ describe("MemberTracker", () => {
         annotations: { [ACKNOWLEDGED_EPOCH_ANNOTATION]: "4" },
       },
       // a renewTime far in the past (another host's clock) is ignored
-      spec: { holderIdentity: "b", leaseDurationSeconds: 10, renewTime: new Date(0) as never },
+      spec: { holderIdentity: "b", leaseDurationSeconds: 10, renewTime: new Date(0) },
     });
     tracker.observe([...client.leases.values()]);
     assert.deepEqual(tracker.liveMembers(), ["b"]);

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { toError } from "@tessera/core";
 import {
   ApiStatusError,
   INITIAL_EVENTS_END_ANNOTATION,
@@ -11,7 +12,7 @@ import {
   type WatchEventHandler,
   type WatchOptions,
 } from "@tessera/reflector";
-import { ShardSelector } from "../src/index.js";
+import { ShardSelector } from "../src/ranges.js";
 
 /** A small object with a UID, as the shard hash needs. */
 export interface Item extends KubeObject {
@@ -177,7 +178,7 @@ export class MemoryCollection implements ListerWatcher<Item> {
           if (done) return;
           done = true;
           this.open.delete(w);
-          reject(err);
+          reject(toError(err));
         },
       };
       if (signal?.aborted) return w.fail(signal.reason);

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { checkTiling, diffRanges, HASH_SPACE, mergeRanges, type HashRange } from "../src/index.js";
+import { checkTiling, diffRanges, HASH_SPACE, mergeRanges, type HashRange } from "../src/ranges.js";
 
 const S = HASH_SPACE / 16n;
 /** Slots [a, b) of a 16-slot space as a range. */
@@ -51,7 +51,7 @@ describe("diffRanges", () => {
           const report = checkTiling([...watched, ...complement(wanted)]);
           assert.ok(
             report.ok,
-            JSON.stringify(report, (_, v) => (typeof v === "bigint" ? String(v) : v)),
+            JSON.stringify(report, (_: string, v: unknown) => (typeof v === "bigint" ? String(v) : v)),
           );
         }
         for (const s of diff.started) {

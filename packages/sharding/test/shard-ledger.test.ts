@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { DeletedFinalStateUnknown, metaNamespaceKey } from "@tessera/reflector";
-import { RangeScopedStore, ShardLedger } from "../src/index.js";
+import { RangeScopedStore } from "../src/range-scoped-store.js";
+import { ShardLedger } from "../src/shard-ledger.js";
 import type { Item } from "./memory-collection.js";
 import { RecordingStore } from "./recording-store.js";
 

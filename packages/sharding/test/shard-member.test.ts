@@ -1,32 +1,15 @@
 import { strict as assert } from "node:assert";
 import { KubeConfig } from "@kubernetes/client-node";
-import { MeterProvider, MetricReader, type MetricData } from "@opentelemetry/sdk-metrics";
-import { FakeClock } from "@tessera/leader-election";
+import { FakeClock, TestMetrics } from "@tessera/core/testing";
 import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
-  advanceAssignment,
-  emptyAssignment,
+  MemberFencedError,
   ShardMember,
-  type Assignment,
   type SlotChange,
   type VersionedAssignment,
 } from "../src/index.js";
+import { advanceAssignment, emptyAssignment, type Assignment } from "../src/ranges.js";
 import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
-
-class CollectingReader extends MetricReader {
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-async function gauge(reader: CollectingReader, name: string): Promise<unknown> {
-  const { resourceMetrics } = await reader.collect();
-  const metrics: MetricData[] = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-  return metrics.find((m) => m.descriptor.name === name)?.dataPoints[0]?.value;
-}
 
 function setup() {
   const clock = new FakeClock();
@@ -36,20 +19,20 @@ function setup() {
     (published.current = { assignment, version: String(assignment.epoch) });
   const changes: SlotChange[] = [];
   let release: (() => void) | undefined;
-  const reader = new CollectingReader();
+  const metrics = new TestMetrics();
   const member = new ShardMember({
     kubeConfig: new KubeConfig(),
     namespace: "test",
     ring: "web",
     identity: "a",
     leases,
-    store: { read: async () => published.current },
+    store: { read: () => Promise.resolve(published.current) },
     clock,
     pollIntervalMs: 100,
     leaseDurationMs: 3_000,
     renewDeadlineMs: 2_000,
     retryPeriodMs: 500,
-    meter: new MeterProvider({ readers: [reader] }).getMeter("test"),
+    meter: metrics.meter,
     onAssignment: (change) => {
       changes.push(change);
       if (change.lost.size === 0) return;
@@ -57,27 +40,48 @@ function setup() {
     },
   });
   const acked = () => leases.leases.get("web-a")?.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION];
-  return { clock, leases, member, publish, changes, acked, finishInFlight: () => release?.(), reader };
+  const stop = new AbortController();
+  let running: Promise<void> = Promise.resolve();
+  return {
+    clock,
+    leases,
+    member,
+    publish,
+    changes,
+    acked,
+    finishInFlight: () => release?.(),
+    metrics,
+    /** Runs the member until `leave` and waits until it has joined the ring. */
+    join: async () => {
+      running = member.run(stop.signal);
+      await member.joined();
+    },
+    /** Aborts the run (the graceful stop); settles once the member has left. */
+    leave: () => {
+      stop.abort();
+      return running;
+    },
+  };
 }
 
 describe("ShardMember", () => {
   it("applies a grant at once and acknowledges it", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     const e1 = advanceAssignment(emptyAssignment(8), { members: ["a", "b"], acknowledged: () => undefined })!;
     t.publish(e1);
     await t.clock.advance(100);
     assert.deepEqual([...t.member.activeSlots], [0, 1, 2, 3]);
     assert.deepEqual([...t.changes[0]!.gained], [0, 1, 2, 3]);
     assert.equal(t.acked(), "1");
-    assert.equal(await gauge(t.reader, "tessera_sharding_slots_owned"), 4);
-    assert.equal(await gauge(t.reader, "tessera_sharding_ranges_owned"), 1);
-    assert.equal(await gauge(t.reader, "tessera_sharding_epoch"), 1);
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), 4);
+    assert.equal(await t.metrics.value("tessera_sharding_ranges_owned"), 1);
+    assert.equal(await t.metrics.value("tessera_sharding_epoch"), 1);
   });
 
   it("stops new work on released slots at once but acknowledges only after in-flight work finished", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     const e1 = advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!;
     t.publish(e1);
     await t.clock.advance(100);
@@ -94,7 +98,7 @@ describe("ShardMember", () => {
 
   it("drops every slot when it fences itself", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
     await t.clock.advance(100);
     assert.equal(t.member.activeSlots.size, 4);
@@ -102,15 +106,15 @@ describe("ShardMember", () => {
     await t.clock.advance(2_000);
     assert.equal(t.member.fence.aborted, true);
     assert.equal(t.member.activeSlots.size, 0);
-    assert.equal(await gauge(t.reader, "tessera_sharding_fenced"), 1);
+    assert.equal(await t.metrics.value("tessera_sharding_fenced"), 1);
   });
 
-  it("on stop lets go of everything, then hands its Lease back", async () => {
+  it("on leaving lets go of everything, then hands its Lease back", async () => {
     const t = setup();
-    await t.member.start();
+    await t.join();
     t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
     await t.clock.advance(100);
-    const stopped = t.member.stop();
+    const stopped = t.leave();
     await t.clock.advance(0);
     assert.equal(t.member.activeSlots.size, 0);
     assert.equal(
@@ -121,5 +125,52 @@ describe("ShardMember", () => {
     t.finishInFlight();
     await stopped;
     assert.equal(t.leases.leases.get("web-a")!.spec?.holderIdentity, "");
+  });
+
+  it("rejects its run when the member Lease cannot be taken, and never joins", async () => {
+    const t = setup();
+    t.leases.failWith = new Error("apiserver unreachable");
+    const running = t.member.run(new AbortController().signal);
+    assert.equal(await t.member.joined(), false);
+    await assert.rejects(running, /apiserver unreachable/);
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), undefined, "no metrics left behind");
+  });
+
+  it("unregisters its metrics once it has left, and joins once", async () => {
+    const t = setup();
+    await t.join();
+    t.publish(advanceAssignment(emptyAssignment(4), { members: ["a", "b"], acknowledged: () => undefined })!);
+    await t.clock.advance(100);
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), 2);
+    await assert.rejects(t.member.run(new AbortController().signal), /run\(\) was already called/);
+    const left = t.leave();
+    await t.clock.advance(0);
+    t.finishInFlight();
+    await left;
+    assert.equal(t.member.activeSlots.size, 0);
+    assert.equal(t.member.fence.aborted, true);
+    // No longer observed: registered gauges would now read 0 slots and fenced 1.
+    assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), 2);
+    assert.equal(await t.metrics.value("tessera_sharding_fenced"), 0);
+    assert.equal((t.member.fence.reason as MemberFencedError).reason, "stopped");
+  });
+
+  it("stays fenced until its signal aborts, then leaves", async () => {
+    const t = setup();
+    const stop = new AbortController();
+    let settled = false;
+    const running = t.member.run(stop.signal).then(() => (settled = true));
+    await t.member.joined();
+    t.publish(advanceAssignment(emptyAssignment(4), { members: ["a"], acknowledged: () => undefined })!);
+    await t.clock.advance(100);
+    t.leases.failWith = new Error("apiserver unreachable");
+    await t.clock.advance(2_000);
+    assert.equal(t.member.fence.aborted, true);
+    await t.clock.advance(10_000);
+    assert.equal(settled, false, "a fenced member's run lasts until its signal aborts");
+    t.leases.failWith = undefined;
+    stop.abort();
+    await running;
+    assert.equal(t.changes.length, 1, "a fenced member calls onAssignment no more");
   });
 });

@@ -8,7 +8,7 @@ import {
   SHARD_FIELDS,
   type HashRange,
   type ShardField,
-} from "../src/index.js";
+} from "../src/ranges.js";
 
 const HALF = 1n << 63n;
 const LOWER_HALF = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";

@@ -1,15 +1,8 @@
 import { strict as assert } from "node:assert";
-import { MeterProvider, MetricReader, type DataPoint, type MetricData } from "@opentelemetry/sdk-metrics";
-import { FakeClock, type LogFields, type Logger } from "@tessera/reflector";
-import {
-  HASH_SPACE,
-  ShardedReflector,
-  ShardedReflectorStateError,
-  ShardSelector,
-  ShardSelectorError,
-  SlotSpace,
-  type HashRange,
-} from "../src/index.js";
+import type { DataPoint } from "@opentelemetry/sdk-metrics";
+import { CapturingLogger, FakeClock, TestMetrics } from "@tessera/core/testing";
+import { ShardedReflector, ShardedReflectorStateError } from "../src/index.js";
+import { HASH_SPACE, ShardSelector, ShardSelectorError, SlotSpace, type HashRange } from "../src/ranges.js";
 import { MemoryCollection, type Item } from "./memory-collection.js";
 import { describeObjects, RecordingStore } from "./recording-store.js";
 
@@ -19,37 +12,14 @@ const q = (a: number, b = a + 1): HashRange => ({ start: BigInt(a) * Q, end: Big
 const UID = "object.metadata.uid" as const;
 const sel = (...ranges: HashRange[]) => ShardSelector.of(UID, ranges);
 
-class Reader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-
-class Lines implements Logger {
-  readonly lines: { level: string; message: string; fields?: LogFields }[] = [];
-  debug(message: string, fields?: LogFields) {
-    this.lines.push({ level: "debug", message, fields });
-  }
-  info(message: string, fields?: LogFields) {
-    this.lines.push({ level: "info", message, fields });
-  }
-  warn(message: string, fields?: LogFields) {
-    this.lines.push({ level: "warn", message, fields });
-  }
-  error(message: string, fields?: LogFields) {
-    this.lines.push({ level: "error", message, fields });
-  }
-}
-
 async function settle(done: () => boolean = () => false, turns = 2_000): Promise<void> {
   for (let i = 0; i < turns && !done(); i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-async function points(reader: Reader): Promise<Map<string, DataPoint<number>[]>> {
-  const { resourceMetrics } = await reader.collect();
+/** Every metric's data points, by name. */
+async function points(metrics: TestMetrics): Promise<Map<string, DataPoint<number>[]>> {
   const out = new Map<string, DataPoint<number>[]>();
-  for (const s of resourceMetrics.scopeMetrics)
-    for (const m of s.metrics as MetricData[])
-      out.set(m.descriptor.name, m.dataPoints as DataPoint<number>[]);
+  for (const [name, m] of await metrics.collect()) out.set(name, m.dataPoints as DataPoint<number>[]);
   return out;
 }
 
@@ -65,8 +35,8 @@ function setup(options: Setup = {}) {
   for (let i = 0; i < (options.objects ?? 200); i++) lw.put(`o-${i}`);
   const store = new RecordingStore<Item>();
   const clock = new FakeClock();
-  const logger = new Lines();
-  const reader = new Reader();
+  const logger = new CapturingLogger();
+  const metrics = new TestMetrics();
   const sharded = new ShardedReflector<Item>({
     listerWatcher: lw,
     store,
@@ -75,7 +45,7 @@ function setup(options: Setup = {}) {
     clock,
     random: () => 0.5,
     logger,
-    meter: new MeterProvider({ readers: [reader] }).getMeter("test"),
+    meter: metrics.meter,
     reflector: { useWatchList: options.useWatchList ?? true, env: {}, consistencyCheck: false },
   });
   const stop = new AbortController();
@@ -85,14 +55,15 @@ function setup(options: Setup = {}) {
     clock,
     store,
     logger,
-    reader,
+    metrics,
     sharded,
     stop,
-    start: () => (done = sharded.run(stop.signal)),
+    start: () => {
+      done = sharded.run(stop.signal);
+    },
     finish: async () => {
       stop.abort();
       await done;
-      sharded.close();
     },
     /** What the store must hold for `ranges`: the collection, filtered client-side. */
     expected: (...ranges: HashRange[]) => describeObjects(lw.snapshot(sel(...ranges)).values()),
@@ -294,7 +265,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
       assert.deepEqual(h.store.view(), h.expected(q(1)));
       await settle(() => h.sharded.serverFiltering !== undefined);
       assert.equal(h.sharded.serverFiltering, false);
-      const m = await points(h.reader);
+      const m = await points(h.metrics);
       const filtered = m.get("tessera_sharding_client_filtered_total")?.[0]?.value ?? 0;
       assert.equal(
         filtered,
@@ -324,7 +295,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
       const logged = h.logger.lines.filter((l) => l.level === "info" && /filter/.test(l.message));
       assert.equal(logged.length, 1);
       assert.equal(logged[0]!.fields?.serverFiltering, serverFilters);
-      const m = await points(h.reader);
+      const m = await points(h.metrics);
       const gauge = m.get("tessera_sharding_server_filtering")![0]!;
       assert.equal(gauge.value, serverFilters ? 1 : 0);
       assert.deepEqual(gauge.attributes, {
@@ -363,6 +334,16 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     assert.deepEqual(h.store.view(), []);
     assert.equal(h.sharded.hasSynced(), true);
     assert.equal(h.sharded.rangeCount, 0);
+  });
+
+  it("answers a pending waitForSync false when the run ends unsynced, and a later one at once", async () => {
+    const h = started();
+    h.start();
+    const waiting = h.sharded.waitForSync();
+    await settle(undefined, 10);
+    h.stop.abort();
+    assert.equal(await waiting, false, "the run ended before any range was set");
+    assert.equal(await h.sharded.waitForSync(), false);
   });
 
   it("refuses malformed ranges before anything is sent, and a second run", async () => {

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { planSlots, SlotCountError, SlotSpace, type SlotOwners } from "../src/index.js";
+import { planSlots, SlotCountError, SlotSpace, type SlotOwners } from "../src/ranges.js";
 
 const POOL = ["m-a", "m-b", "m-c", "m-d", "m-e", "m-f", "m-g", "m-h", "m-i", "m-j"];
 

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { assertTiling, fnv1a64, HASH_SPACE, SlotCountError, SlotSpace } from "../src/index.js";
+import { assertTiling, fnv1a64, HASH_SPACE, SlotCountError, SlotSpace } from "../src/ranges.js";
 
 const slotCounts = fc.integer({ min: 0, max: 16 }).map((b) => 2 ** b);
 

@@ -8,7 +8,7 @@ import {
   rangesSize,
   TilingError,
   type HashRange,
-} from "../src/index.js";
+} from "../src/ranges.js";
 
 /** Cut [0, 2^64) at the given points into consecutive ranges. */
 function cut(points: readonly bigint[]): HashRange[] {
@@ -25,7 +25,9 @@ describe("checkTiling", () => {
     fc.assert(
       fc.property(points, fc.infiniteStream(fc.nat()), (ps, seeds) => {
         const ranges = cut(ps);
-        const shuffled = ranges.map((r) => ({ r, k: seeds.next().value })).sort((a, b) => a.k - b.k);
+        const shuffled = ranges
+          .map((r) => ({ r, k: seeds.next().value as number }))
+          .sort((a, b) => a.k - b.k);
         assert.deepEqual(checkTiling(shuffled.map((x) => x.r)), {
           ok: true,
           gaps: [],

@@ -1,39 +1,18 @@
 import { strict as assert } from "node:assert";
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
-import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import { TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
-  advanceAssignment,
   AssignmentConflictError,
-  AssignmentFormatError,
   ConfigMapAssignmentStore,
-  emptyAssignment,
-  isSettled,
   MemberFencedError,
   RING_LABEL,
   RingCoordinator,
   ShardMember,
 } from "../../src/index.js";
+import { advanceAssignment, AssignmentFormatError, emptyAssignment, isSettled } from "../../src/ranges.js";
 
 const NS = "ring";
-
-class CollectingReader extends MetricReader {
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-/** The sum of a counter's points in one reader. */
-async function counter(reader: CollectingReader, name: string): Promise<number> {
-  const { resourceMetrics } = await reader.collect();
-  const metric = resourceMetrics.scopeMetrics
-    .flatMap((s) => s.metrics)
-    .find((m) => m.descriptor.name === name);
-  return (metric?.dataPoints ?? []).reduce((sum, p) => sum + (p.value as number), 0);
-}
 
 describe("ring coordination objects on the real control plane", function () {
   this.timeout(120_000);
@@ -129,10 +108,13 @@ describe("ring coordination objects on the real control plane", function () {
       id: string;
       proxy: FaultProxy;
       member: ShardMember;
+      /** Aborting it makes the member leave the ring. */
+      leave: AbortController;
+      membership: Promise<void>;
       stop: AbortController;
       coordinator: RingCoordinator;
       coordinating: Promise<void>;
-      metrics: CollectingReader;
+      metrics: TestMetrics;
     }
     const replicas = new Map<string, Replica>();
     const violations: string[] = [];
@@ -142,8 +124,7 @@ describe("ring coordination objects on the real control plane", function () {
       const proxy = new FaultProxy(env.cp.apiserverPort);
       await proxy.start();
       const kubeConfig = kubeConfigVia(env.cp.kubeConfig, proxy.url);
-      const metrics = new CollectingReader();
-      const meter = new MeterProvider({ readers: [metrics] }).getMeter("test");
+      const metrics = new TestMetrics();
       const member = new ShardMember({
         kubeConfig,
         namespace: NS,
@@ -160,14 +141,18 @@ describe("ring coordination objects on the real control plane", function () {
         pollIntervalMs: 200,
         expiryMarginMs: 1_000,
         election: durations,
-        meter,
+        meter: metrics.meter,
       });
-      await member.start();
+      const leave = new AbortController();
+      const membership = member.run(leave.signal);
+      if (!(await member.joined())) await membership; // rejects with why it could not join
       const stop = new AbortController();
       const replica = {
         id,
         proxy,
         member,
+        leave,
+        membership,
         stop,
         coordinator,
         coordinating: coordinator.run(stop.signal),
@@ -235,7 +220,7 @@ describe("ring coordination objects on the real control plane", function () {
       await settledOver(["pod-a", "pod-b", "pod-c"]);
       assert.deepEqual(violations, []);
       let moved = 0;
-      for (const r of replicas.values()) moved += await counter(r.metrics, "tessera_sharding_slots_moved");
+      for (const r of replicas.values()) moved += await r.metrics.sum("tessera_sharding_slots_moved");
       assert.ok(moved >= 170, `the coordinator counted ${moved} moved slots; pod-a gave away at least 170`);
       // Each replica has made dozens of requests by now; they share a few connections.
       for (const r of replicas.values()) {
@@ -247,7 +232,8 @@ describe("ring coordination objects on the real control plane", function () {
       const b = replicas.get("pod-b")!;
       b.stop.abort();
       await b.coordinating;
-      await b.member.stop();
+      b.leave.abort();
+      await b.membership;
       assert.equal(b.member.activeSlots.size, 0);
       const lease = await env.cp.kubeConfig
         .makeApiClient(CoordinationV1Api)

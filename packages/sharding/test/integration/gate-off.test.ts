@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
-import { SlotSpace, withShardSelector } from "../../src/index.js";
+import { SlotSpace, withShardSelector } from "../../src/ranges.js";
 
 interface ListBody {
   metadata: { shardInfo?: { selector?: string } };

@@ -38,8 +38,10 @@ const coordinator = new RingCoordinator({
   election: durations,
 });
 const stop = new AbortController();
+const leave = new AbortController();
 member.fence.addEventListener("abort", () => emit({ ev: "fenced", t: now() }));
-await member.start();
+const membership = member.run(leave.signal);
+if (!(await member.joined())) await membership; // rejects with why it could not join
 const coordinating = coordinator.run(stop.signal);
 const reportLeader = setInterval(() => emit({ ev: "leader", leading: coordinator.isLeader }), 200);
 const reportEpoch = setInterval(() => emit({ ev: "epoch", epoch: member.epoch ?? -1 }), 200);
@@ -49,7 +51,8 @@ process.once("SIGTERM", () => {
     clearInterval(reportEpoch);
     stop.abort();
     await coordinating;
-    await member.stop();
+    leave.abort();
+    await membership;
     emit({ ev: "stopped", t: now() });
     process.exit(0);
   })();

@@ -4,7 +4,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
-import { ConfigMapAssignmentStore, isSettled } from "../../src/index.js";
+import { ConfigMapAssignmentStore } from "../../src/index.js";
+import { isSettled } from "../../src/ranges.js";
 
 const NS = "procs";
 const RING = "procs";
@@ -50,7 +51,7 @@ describe("ring members as separate processes: 1 -> 2 -> 4 -> 3 (SIGKILL) -> 2 (c
       open: new Map(),
       exited: new Promise((resolve) => child.once("exit", () => resolve())),
     };
-    createInterface({ input: child.stdout! }).on("line", (line) => {
+    createInterface({ input: child.stdout }).on("line", (line) => {
       const ev = JSON.parse(line) as {
         ev: string;
         slots?: number[];

@@ -23,13 +23,8 @@
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
 import { KubeListerWatcher } from "@tessera/reflector";
 import { WorkQueue, WorkerPool } from "@tessera/workqueue";
-import {
-  createDequeueGuard,
-  RingCoordinator,
-  ShardedReflector,
-  ShardMember,
-  SlotSpace,
-} from "../../src/index.js";
+import { createDequeueGuard, RingCoordinator, ShardedReflector, ShardMember } from "../../src/index.js";
+import { SlotSpace } from "../../src/ranges.js";
 import { EnqueuingCache } from "./ring-reconcile-cache.js";
 import { InFlightReconciles } from "./ring-reconcile-in-flight.js";
 
@@ -158,6 +153,7 @@ const coordinator = new RingCoordinator({
 });
 
 const stopCoordinating = new AbortController();
+const leave = new AbortController();
 const stopWatching = new AbortController();
 const watching = sharded.run(stopWatching.signal).catch((err: unknown) => {
   process.stderr.write(`${identity}: sharded reflector stopped: ${String(err)}\n`);
@@ -169,7 +165,8 @@ const reportSynced = setInterval(() => {
   emit({ ev: "synced" });
 }, 50);
 pool.start();
-await member.start();
+const membership = member.run(leave.signal);
+if (!(await member.joined())) await membership; // rejects with why it could not join
 const coordinating = coordinator.run(stopCoordinating.signal);
 const report = setInterval(() => {
   emit({ ev: "leader", leading: coordinator.isLeader });
@@ -189,7 +186,8 @@ process.once("SIGTERM", () => {
     stopCoordinating.abort();
     await coordinating;
     // Releases every slot through onAssignment (waiting for their reconciles), then the Lease.
-    await member.stop();
+    leave.abort();
+    await membership;
     await pool.stop({ deadlineMs: 5_000 });
     stopWatching.abort();
     await watching;

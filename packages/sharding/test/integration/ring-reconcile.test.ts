@@ -4,7 +4,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { useControlPlane, type ControlPlane } from "@tessera/testenv";
-import { ConfigMapAssignmentStore, isSettled, SlotSpace } from "../../src/index.js";
+import { ConfigMapAssignmentStore } from "../../src/index.js";
+import { isSettled, SlotSpace } from "../../src/ranges.js";
 
 /** Where the ConfigMaps being reconciled live. */
 const NS = "ledger";
@@ -157,7 +158,7 @@ function ledgerSuite(gate: boolean): void {
         holding: new Map(),
         open: new Map(),
       };
-      createInterface({ input: child.stdout! }).on("line", (line) => {
+      createInterface({ input: child.stdout }).on("line", (line) => {
         const ev = JSON.parse(line) as {
           ev: string;
           key?: string;

@@ -8,7 +8,7 @@ import {
   SlotSpace,
   withShardSelector,
   type SlotOwners,
-} from "../../src/index.js";
+} from "../../src/ranges.js";
 
 interface ListBody {
   metadata: { resourceVersion?: string; shardInfo?: { selector?: string } };

@@ -3,7 +3,8 @@ import type { V1ConfigMap } from "@kubernetes/client-node";
 import { SharedIndexInformer } from "@tessera/informers";
 import { KubeListerWatcher, type ResourceDescriptor } from "@tessera/reflector";
 import { useControlPlane } from "@tessera/testenv";
-import { createDequeueGuard, ShardedReflector, SlotSpace } from "../../src/index.js";
+import { createDequeueGuard, ShardedReflector } from "../../src/index.js";
+import { SlotSpace } from "../../src/ranges.js";
 
 // The wiring the sharding README shows and the runtime will do: a
 // SharedIndexInformer whose cache is filled by a ShardedReflector through the

@@ -14,7 +14,8 @@ import {
   type WatchOptions,
 } from "@tessera/reflector";
 import { FaultProxy, kubeConfigVia, useControlPlane, type ControlPlane } from "@tessera/testenv";
-import { HASH_SPACE, ShardedReflector, ShardSelector, SlotSpace, type HashRange } from "../../src/index.js";
+import { ShardedReflector } from "../../src/index.js";
+import { HASH_SPACE, ShardSelector, SlotSpace, type HashRange } from "../../src/ranges.js";
 
 const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
 const UID = "object.metadata.uid" as const;
@@ -245,7 +246,6 @@ for (const gate of [true, false]) {
       } finally {
         stop.abort();
         await done;
-        sharded.close();
       }
     });
 
@@ -304,12 +304,15 @@ for (const gate of [true, false]) {
           }).then(() => undefined),
         );
         for (const m of members) {
-          await eventually(`${m.sharded.name} of ${m.selector ?? "everything"} caught up`, async () => {
-            return (
-              JSON.stringify(view(m.store.contents.list())) ===
-              JSON.stringify(await filteredList(env.cp, ns, m.selector))
-            );
-          });
+          await eventually(
+            `${m.sharded.name} of ${m.selector?.toString() ?? "everything"} caught up`,
+            async () => {
+              return (
+                JSON.stringify(view(m.store.contents.list())) ===
+                JSON.stringify(await filteredList(env.cp, ns, m.selector))
+              );
+            },
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 500));
         const bytes = members.map((m) => m.proxy.stats.bytesDown);
@@ -352,10 +355,7 @@ for (const gate of [true, false]) {
       } finally {
         stop.abort();
         await Promise.all(runs);
-        for (const m of members) {
-          m.sharded.close();
-          await m.proxy.stop();
-        }
+        for (const m of members) await m.proxy.stop();
       }
     });
   });
