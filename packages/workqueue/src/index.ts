@@ -22,8 +22,3 @@ export { FastSlowRateLimiter } from "./fast-slow-rate-limiter.js";
 export type { FastSlowRateLimiterOptions } from "./fast-slow-rate-limiter.js";
 export { defaultControllerRateLimiter } from "./default-rate-limiter.js";
 export { delayGranularityMs, bucketFireTime } from "./delay-granularity.js";
-export { SystemClock } from "./clock.js";
-export type { Clock, Timer } from "./clock.js";
-export { FakeClock } from "./fake-clock.js";
-export { silentLogger } from "./logger.js";
-export type { Logger, LogFields } from "./logger.js";

@@ -1,9 +1,14 @@
-import type { Meter } from "@opentelemetry/api";
-import { SystemClock, type Clock } from "./clock.js";
+import { createNoopMeter } from "@opentelemetry/api";
+import {
+  resolveInstrumentation,
+  withFields,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+} from "@tessera/core";
 import { defaultControllerRateLimiter } from "./default-rate-limiter.js";
 import { DelayBuckets } from "./delay-buckets.js";
 import { describeItem } from "./describe-item.js";
-import { silentLogger, type Logger } from "./logger.js";
 import { NORMAL_PRIORITY, type AddOptions } from "./priority.js";
 import type { ItemState } from "./item-state.js";
 import { PriorityFifo } from "./priority-fifo.js";
@@ -14,18 +19,18 @@ import { RingBuffer } from "./ring-buffer.js";
 /** Idle item states are swept after at least this many items became idle (or twice the number tracked, if more). */
 const MIN_SWEEP_INTERVAL = 4_096;
 
-/** Options for a {@link WorkQueue}. */
-export interface WorkQueueOptions<T> {
+/**
+ * Options for a {@link WorkQueue}. Of the instrumentation it uses the `clock`
+ * (delays, durations; the default rate limiter's too), the `logger` (every
+ * line carries `queue=<name>`) and the `meter` (the `workqueue_*` metrics;
+ * none are recorded while it is OpenTelemetry's no-op meter, which the global
+ * meter is until an SDK is registered).
+ */
+export interface WorkQueueOptions<T> extends Instrumentation {
   /** Labels the metrics (`name=<name>`) and the log lines; default `"workqueue"`. */
   name?: string;
-  /** Default: the system clock. The default rate limiter uses this clock too. */
-  clock?: Clock;
   /** Used by {@link WorkQueue.addRateLimited}; default {@link defaultControllerRateLimiter}. */
   rateLimiter?: RateLimiter<T>;
-  /** Where to create the `workqueue_*` instruments; without one the queue records no metrics. */
-  meter?: Meter;
-  /** Default: silent. */
-  logger?: Logger;
 }
 
 /** Counters and sizes of a {@link WorkQueue}, for tests and diagnostics. */
@@ -89,6 +94,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   private readonly clock: Clock;
   private readonly rateLimiter: RateLimiter<T>;
   private readonly logger: Logger;
+  /** Absent when the meter is OpenTelemetry's no-op one: then the hot path reads no clock for metrics. */
   private readonly metrics: QueueMetrics | undefined;
   private readonly ready = new PriorityFifo<T>();
   /** Every item queued, being processed, or both, and recently idle ones; one lookup per operation. */
@@ -107,14 +113,18 @@ export class WorkQueue<T extends NonNullable<unknown>> {
 
   constructor(options: WorkQueueOptions<T> = {}) {
     this.name = options.name ?? "workqueue";
-    this.clock = options.clock ?? new SystemClock();
+    const tools = resolveInstrumentation(options, "@tessera/workqueue");
+    this.clock = tools.clock;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>({ clock: this.clock });
-    this.logger = options.logger ?? silentLogger;
+    this.logger = withFields(tools.logger, { queue: this.name });
     this.delayed = new DelayBuckets<T>(this.clock, (item, priority) => this.enqueue(item, priority));
+    // The global meter is the no-op one until an SDK is registered. Timing every
+    // add, hand-out and done for it would cost more than the queue itself
+    // (three clock readings per item), so such a queue keeps no metrics.
     this.metrics =
-      options.meter === undefined
+      tools.meter === createNoopMeter()
         ? undefined
-        : new QueueMetrics(options.meter, this.name, {
+        : new QueueMetrics(tools.meter, this.name, {
             depth: () => this.dirtyCount,
             processingSince: () => this.processingSince(),
             now: () => this.clock.now(),
@@ -199,7 +209,6 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     if (state === undefined || !state.processing) {
       this.ignoredDones++;
       this.logger.debug("workqueue: done for an item that is not being processed; ignored", {
-        queue: this.name,
         item: describeItem(item),
       });
       return;
@@ -266,7 +275,6 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     const delayed = this.delayed.size;
     this.delayed.clear();
     this.logger.info("workqueue: shutting down", {
-      queue: this.name,
       ready: this.ready.length,
       processing: this.processingCount,
       droppedDelayed: delayed,
@@ -361,7 +369,6 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   private drop(verb: string, item: T): void {
     this.dropped++;
     this.logger.debug("workqueue: shutting down; add dropped", {
-      queue: this.name,
       verb,
       item: describeItem(item),
     });

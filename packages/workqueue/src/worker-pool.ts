@@ -1,8 +1,13 @@
+import {
+  resolveInstrumentation,
+  withFields,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+} from "@tessera/core";
 import PQueue from "p-queue";
-import { SystemClock, type Clock } from "./clock.js";
 import { describeItem } from "./describe-item.js";
 import { InFlightWork, type WorkContext } from "./in-flight-work.js";
-import { silentLogger, type Logger } from "./logger.js";
 import { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 import type { WorkQueue } from "./work-queue.js";
 
@@ -20,8 +25,12 @@ export type WorkHandler<T> = (
   context: WorkContext,
 ) => Promise<WorkResult | void> | WorkResult | void;
 
-/** Options for a {@link WorkerPool}. */
-export interface WorkerPoolOptions<T extends NonNullable<unknown>> {
+/**
+ * Options for a {@link WorkerPool}. Of the instrumentation it uses the
+ * `clock` (timeouts; pass the queue's) and the `logger` (every line carries
+ * `queue=<name>`).
+ */
+export interface WorkerPoolOptions<T extends NonNullable<unknown>> extends Instrumentation {
   /** The queue the pool takes items from. */
   queue: WorkQueue<T>;
   handler: WorkHandler<T>;
@@ -33,10 +42,6 @@ export interface WorkerPoolOptions<T extends NonNullable<unknown>> {
    * rate limiting once the handler returns) and its slot goes to the next item.
    */
   timeoutMs?: number;
-  /** Default: the system clock. Use the queue's clock. */
-  clock?: Clock;
-  /** Default: silent. */
-  logger?: Logger;
   /** Called with every failure, after it was logged; must not throw. */
   onError?: (error: WorkItemError<T>) => void;
 }
@@ -108,8 +113,9 @@ export class WorkerPool<T extends NonNullable<unknown>> {
     this.handler = options.handler;
     this.concurrency = concurrency;
     this.timeoutMs = options.timeoutMs;
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
+    const tools = resolveInstrumentation(options, "@tessera/workqueue");
+    this.clock = tools.clock;
+    this.logger = withFields(tools.logger, { queue: options.queue.name });
     this.onError = options.onError;
     this.slots = new PQueue({ concurrency });
     // One listener for the pool's life: a slot was freed (a task finished or timed out).
@@ -127,7 +133,6 @@ export class WorkerPool<T extends NonNullable<unknown>> {
     if (this.state !== "new") throw new Error(`worker pool for "${this.queue.name}": start after stop`);
     this.state = "running";
     this.logger.info("workqueue: worker pool starting", {
-      queue: this.queue.name,
       concurrency: this.concurrency,
     });
     this.pumping = this.pump();
@@ -167,7 +172,6 @@ export class WorkerPool<T extends NonNullable<unknown>> {
           work.abort(new WorkerPoolStoppedError(this.queue.name, item, deadlineMs));
         }
         this.logger.warn("workqueue: worker pool stop deadline passed; abandoning items in flight", {
-          queue: this.queue.name,
           deadlineMs,
           items: abandoned.map(describeItem),
         });
@@ -175,7 +179,7 @@ export class WorkerPool<T extends NonNullable<unknown>> {
       }
     }
     this.state = "stopped";
-    this.logger.info("workqueue: worker pool stopped", { queue: this.queue.name, drained: result.drained });
+    this.logger.info("workqueue: worker pool stopped", { drained: result.drained });
     return result;
   }
 
@@ -212,7 +216,6 @@ export class WorkerPool<T extends NonNullable<unknown>> {
         : this.clock.setTimer(this.timeoutMs, () => {
             timeout = new WorkItemTimeoutError(this.queue.name, item, this.timeoutMs ?? 0);
             this.logger.warn("workqueue: item timed out; aborting its handler", {
-              queue: this.queue.name,
               item: describeItem(item),
               timeoutMs: this.timeoutMs,
             });
@@ -261,7 +264,6 @@ export class WorkerPool<T extends NonNullable<unknown>> {
     if (!outcome.ok) {
       const error = new WorkItemError(this.queue.name, item, attempt, outcome.error);
       this.logger.error("workqueue: processing failed; requeueing with rate limit", {
-        queue: this.queue.name,
         item: describeItem(item),
         attempt,
         durationMs: this.clock.now() - startedAt,
@@ -273,7 +275,6 @@ export class WorkerPool<T extends NonNullable<unknown>> {
           this.onError(error);
         } catch (callbackError) {
           this.logger.error("workqueue: onError callback threw", {
-            queue: this.queue.name,
             error: callbackError,
           });
         }

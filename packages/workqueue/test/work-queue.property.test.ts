@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { ExponentialFailureRateLimiter, FakeClock, LOW_PRIORITY, WorkQueue } from "../src/index.js";
+import { FakeClock } from "@tessera/core/testing";
+import { ExponentialFailureRateLimiter, LOW_PRIORITY, WorkQueue } from "../src/index.js";
 
 // A small reference model of the queue, written from the documented rules
 // (not from the implementation), run side by side with the real queue over

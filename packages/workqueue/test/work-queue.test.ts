@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { FakeClock, LOW_PRIORITY, WorkQueue, type LogFields, type Logger } from "../src/index.js";
+import { CapturingLogger, FakeClock } from "@tessera/core/testing";
+import { LOW_PRIORITY, WorkQueue } from "../src/index.js";
 
 function newQueue(clock = new FakeClock()): WorkQueue<string> {
   return new WorkQueue<string>({ name: "test", clock });
@@ -222,9 +223,8 @@ describe("WorkQueue", () => {
     });
 
     it("logs the shutdown with the queue's name", () => {
-      const lines: { message: string; fields?: LogFields }[] = [];
-      const record = (message: string, fields?: LogFields) => void lines.push({ message, fields });
-      const logger: Logger = { debug: record, info: record, warn: record, error: record };
+      const logger = new CapturingLogger();
+      const lines = logger.lines;
       const queue = new WorkQueue<string>({ name: "pods", clock: new FakeClock(), logger });
       queue.add("a");
       queue.shutDown();

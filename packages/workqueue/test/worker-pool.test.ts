@@ -1,13 +1,12 @@
 import { strict as assert } from "node:assert";
+import type { Logger } from "@tessera/core";
+import { CapturingLogger, FakeClock } from "@tessera/core/testing";
 import {
-  FakeClock,
   WorkItemError,
   WorkItemTimeoutError,
   WorkQueue,
   WorkerPool,
   WorkerPoolStoppedError,
-  type LogFields,
-  type Logger,
   type WorkContext,
   type WorkResult,
 } from "../src/index.js";
@@ -72,18 +71,6 @@ function finish(call: Call, value?: WorkResult): void {
 function fail(call: Call, error: unknown): void {
   call.open = false;
   call.result.reject(error);
-}
-
-function recordingLogger(): {
-  logger: Logger;
-  lines: { level: string; message: string; fields?: LogFields }[];
-} {
-  const lines: { level: string; message: string; fields?: LogFields }[] = [];
-  const at =
-    (level: string) =>
-    (message: string, fields?: LogFields): void =>
-      void lines.push({ level, message, fields });
-  return { logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }, lines };
 }
 
 describe("WorkerPool", () => {
@@ -158,7 +145,8 @@ describe("WorkerPool", () => {
 
   it("a throw requeues the item with rate limiting, reports it, and the pool keeps going", async () => {
     const errors: WorkItemError<string>[] = [];
-    const { logger, lines } = recordingLogger();
+    const logger = new CapturingLogger();
+    const lines = logger.lines;
     const pool = newPool({ onError: (e) => errors.push(e), logger });
     pool.start();
     queue.add("a");
@@ -184,11 +172,11 @@ describe("WorkerPool", () => {
     queue.add("b");
     await clock.flush();
     assert.equal(handler.calls[1]?.item, "b", "the pool survived");
-    finish(handler.calls[1]!);
+    finish(handler.calls[1]);
     await clock.advance(5);
     assert.equal(handler.calls[2]?.item, "a", "retried after the 5 ms backoff");
     assert.equal(handler.calls[2]?.context.attempt, 1);
-    finish(handler.calls[2]!);
+    finish(handler.calls[2]);
     await clock.flush();
     assert.equal(queue.numRequeues("a"), 0, "forgotten after success");
   });
@@ -271,7 +259,7 @@ describe("WorkerPool", () => {
     assert.equal(errors.length, 1);
     assert.ok(errors[0]!.cause instanceof WorkItemTimeoutError);
     assert.equal(queue.numRequeues("slow"), 1);
-    finish(handler.calls[1]!);
+    finish(handler.calls[1]);
     await clock.flush();
     assert.equal(handler.calls[2]?.item, "slow", "the add made during the overrun");
     assert.equal(handler.overlap, false);
@@ -317,7 +305,8 @@ describe("WorkerPool", () => {
   });
 
   it("at the stop deadline aborts the handlers still running and reports them abandoned", async () => {
-    const { logger, lines } = recordingLogger();
+    const logger = new CapturingLogger();
+    const lines = logger.lines;
     const pool = newPool({ concurrency: 2, logger });
     queue.add("stuck");
     pool.start();
