@@ -4,13 +4,7 @@ export { NORMAL_PRIORITY, LOW_PRIORITY } from "./priority.js";
 export type { AddOptions } from "./priority.js";
 export { WorkerPool } from "./worker-pool.js";
 export type { WorkContext } from "./in-flight-work.js";
-export type {
-  WorkResult,
-  WorkHandler,
-  WorkerPoolOptions,
-  WorkerPoolStopOptions,
-  WorkerPoolStopResult,
-} from "./worker-pool.js";
+export type { WorkResult, WorkHandler, WorkerPoolOptions, WorkerPoolOutcome } from "./worker-pool.js";
 export { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 export type { RateLimiter } from "./rate-limiter.js";
 export { ExponentialFailureRateLimiter } from "./exponential-failure-rate-limiter.js";

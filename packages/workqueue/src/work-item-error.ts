@@ -40,17 +40,21 @@ export class WorkItemTimeoutError<T = unknown> extends Error {
   }
 }
 
-/** The worker pool's stop deadline passed while the handler was still running; the abort reason of its signal. */
+/**
+ * The worker pool was stopped and its drain timeout passed while the handler
+ * was still running; the abort reason of the handler's signal.
+ */
 export class WorkerPoolStoppedError<T = unknown> extends Error {
   override readonly name = "WorkerPoolStoppedError";
 
   constructor(
     readonly queue: string,
     readonly item: T,
-    readonly deadlineMs: number,
+    /** The pool's `drainTimeoutMs`. */
+    readonly drainTimeoutMs: number,
   ) {
     super(
-      `workqueue "${queue}": worker pool stopped; process ${describeItem(item)} still running after the ${deadlineMs} ms stop deadline`,
+      `workqueue "${queue}": worker pool stopped; process ${describeItem(item)} still running after the ${drainTimeoutMs} ms drain timeout`,
     );
   }
 }

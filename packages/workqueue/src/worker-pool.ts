@@ -1,9 +1,11 @@
 import {
   resolveInstrumentation,
+  whenAborted,
   withFields,
   type Clock,
   type Instrumentation,
   type Logger,
+  type Runnable,
 } from "@tessera/core";
 import PQueue from "p-queue";
 import { describeItem } from "./describe-item.js";
@@ -42,21 +44,20 @@ export interface WorkerPoolOptions<T extends NonNullable<unknown>> extends Instr
    * rate limiting once the handler returns) and its slot goes to the next item.
    */
   timeoutMs?: number;
+  /**
+   * Once the run's signal aborts, how long to wait for the items in flight,
+   * in ms, before aborting their handlers' signals; default 30,000.
+   */
+  drainTimeoutMs?: number;
   /** Called with every failure, after it was logged; must not throw. */
   onError?: (error: WorkItemError<T>) => void;
 }
 
-/** Options for {@link WorkerPool.stop}. */
-export interface WorkerPoolStopOptions {
-  /** How long to wait for items in flight, in ms; default 30,000. */
-  deadlineMs?: number;
-}
-
-/** The outcome of {@link WorkerPool.stop}. */
-export interface WorkerPoolStopResult<T> {
-  /** Every item in flight finished before the deadline. */
+/** How a {@link WorkerPool.run} ended: what its stop left behind. */
+export interface WorkerPoolOutcome<T> {
+  /** Every item in flight finished within the drain timeout. */
   drained: boolean;
-  /** Items whose handlers were still running at the deadline (their signals were aborted). */
+  /** Items whose handlers were still running at the drain timeout (their signals were aborted). */
   abandoned: T[];
 }
 
@@ -75,18 +76,24 @@ type Outcome = { ok: true; result: WorkResult | void } | { ok: false; error: unk
  * - then `done`, only once the handler has actually returned, so an item is
  *   never processed twice at once even when a handler overruns its timeout.
  *
+ * It is a {@link Runnable} that runs once: {@link WorkerPool.run} starts it,
+ * and aborting the run's signal stops it gracefully.
+ *
  * ```ts
  * const pool = new WorkerPool({ queue, concurrency: 4, timeoutMs: 60_000, handler: reconcile });
- * pool.start();
+ * const stop = new AbortController();
+ * const running = pool.run(stop.signal);
  * // ...
- * await pool.stop({ deadlineMs: 10_000 });
+ * stop.abort();
+ * const { drained, abandoned } = await running;
  * ```
  */
-export class WorkerPool<T extends NonNullable<unknown>> {
+export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<WorkerPoolOutcome<T>> {
   private readonly queue: WorkQueue<T>;
   private readonly handler: WorkHandler<T>;
   private readonly concurrency: number;
   private readonly timeoutMs: number | undefined;
+  private readonly drainTimeoutMs: number;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly onError: ((error: WorkItemError<T>) => void) | undefined;
@@ -95,7 +102,6 @@ export class WorkerPool<T extends NonNullable<unknown>> {
   private state: "new" | "running" | "stopping" | "stopped" = "new";
   private pumping: Promise<void> = Promise.resolve();
   private wakePump: (() => void) | undefined;
-  private stopping: Promise<WorkerPoolStopResult<T>> | undefined;
 
   constructor(options: WorkerPoolOptions<T>) {
     const concurrency = options.concurrency ?? 1;
@@ -109,10 +115,17 @@ export class WorkerPool<T extends NonNullable<unknown>> {
         `worker pool for "${options.queue.name}": timeoutMs must be positive, got ${options.timeoutMs}`,
       );
     }
+    const drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
+    if (!(drainTimeoutMs >= 0)) {
+      throw new RangeError(
+        `worker pool for "${options.queue.name}": drainTimeoutMs must be zero or more, got ${drainTimeoutMs}`,
+      );
+    }
     this.queue = options.queue;
     this.handler = options.handler;
     this.concurrency = concurrency;
     this.timeoutMs = options.timeoutMs;
+    this.drainTimeoutMs = drainTimeoutMs;
     const tools = resolveInstrumentation(options, "@tessera/workqueue");
     this.clock = tools.clock;
     this.logger = withFields(tools.logger, { queue: options.queue.name });
@@ -127,52 +140,57 @@ export class WorkerPool<T extends NonNullable<unknown>> {
     return this.inFlightItems.size;
   }
 
-  /** Starts taking items from the queue. Starting a running pool does nothing; a stopped one cannot restart. */
-  start(): void {
-    if (this.state === "running") return;
-    if (this.state !== "new") throw new Error(`worker pool for "${this.queue.name}": start after stop`);
-    this.state = "running";
-    this.logger.info("workqueue: worker pool starting", {
-      concurrency: this.concurrency,
-    });
-    this.pumping = this.pump();
-  }
-
   /**
-   * Stops taking items and shuts the queue down (items not yet taken stay
-   * unprocessed), then waits for the items in flight, at most `deadlineMs`.
-   * At the deadline the handlers still running get their signals aborted and
-   * are reported as abandoned; their items are marked done whenever they
-   * return. Calling it again returns the same outcome.
+   * Takes items from the queue and processes them until `signal` aborts. Then
+   * it stops taking items and closes the queue (items not yet taken stay
+   * unprocessed), and waits for the items in flight, at most
+   * `drainTimeoutMs`. At that deadline the handlers still running get their
+   * signals aborted (with a {@link WorkerPoolStoppedError}) and are reported
+   * as abandoned; their items are marked done whenever they return.
+   *
+   * Resolves with that outcome once stopped; with a signal that has already
+   * aborted it takes nothing and just closes the queue. A pool runs once:
+   * a second `run`, while running or after, rejects.
    */
-  stop(options: WorkerPoolStopOptions = {}): Promise<WorkerPoolStopResult<T>> {
-    if (this.stopping !== undefined) return this.stopping;
-    const deadlineMs = options.deadlineMs ?? 30_000;
-    this.state = "stopping";
-    this.queue.shutDown();
-    this.wakePump?.();
-    this.stopping = this.finishStop(deadlineMs);
-    return this.stopping;
+  async run(signal: AbortSignal): Promise<WorkerPoolOutcome<T>> {
+    if (this.state !== "new") {
+      throw new Error(
+        this.state === "running"
+          ? `worker pool for "${this.queue.name}": run called while already running; a worker pool runs once`
+          : `worker pool for "${this.queue.name}": cannot start after stop; a worker pool runs once`,
+      );
+    }
+    this.state = "running";
+    // An aborted signal starts nothing: the pump would take a ready item synchronously.
+    if (!signal.aborted) {
+      this.logger.info("workqueue: worker pool starting", { concurrency: this.concurrency });
+      this.pumping = this.pump();
+      await whenAborted(signal);
+    }
+    return this.stop();
   }
 
-  private async finishStop(deadlineMs: number): Promise<WorkerPoolStopResult<T>> {
+  private async stop(): Promise<WorkerPoolOutcome<T>> {
+    this.state = "stopping";
+    this.queue.close();
+    this.wakePump?.();
     await this.pumping;
-    let result: WorkerPoolStopResult<T> = { drained: true, abandoned: [] };
+    let result: WorkerPoolOutcome<T> = { drained: true, abandoned: [] };
     if (this.inFlightItems.size > 0) {
       const all = Promise.all([...this.inFlightItems.values()].map((f) => f.settled)).then(() => true);
       let timer: { cancel(): void } | undefined;
       const expired = new Promise<false>((resolve) => {
-        timer = this.clock.setTimer(deadlineMs, () => resolve(false));
+        timer = this.clock.setTimer(this.drainTimeoutMs, () => resolve(false));
       });
       const drained = await Promise.race([all, expired]);
       timer?.cancel();
       if (!drained) {
         const abandoned = [...this.inFlightItems.keys()];
         for (const [item, work] of this.inFlightItems) {
-          work.abort(new WorkerPoolStoppedError(this.queue.name, item, deadlineMs));
+          work.abort(new WorkerPoolStoppedError(this.queue.name, item, this.drainTimeoutMs));
         }
-        this.logger.warn("workqueue: worker pool stop deadline passed; abandoning items in flight", {
-          deadlineMs,
+        this.logger.warn("workqueue: worker pool drain deadline passed; abandoning items in flight", {
+          drainTimeoutMs: this.drainTimeoutMs,
           items: abandoned.map(describeItem),
         });
         result = { drained: false, abandoned };
