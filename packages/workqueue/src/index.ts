@@ -6,6 +6,7 @@ export { WorkerPool } from "./worker-pool.js";
 export type { WorkContext } from "./in-flight-work.js";
 export type { WorkResult, WorkHandler, WorkerPoolOptions, WorkerPoolOutcome } from "./worker-pool.js";
 export { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
+export { TerminalError, isTerminalError } from "./terminal-error.js";
 export type { RateLimiter } from "./rate-limiter.js";
 export { ExponentialFailureRateLimiter } from "./exponential-failure-rate-limiter.js";
 export type { ExponentialFailureRateLimiterOptions } from "./exponential-failure-rate-limiter.js";

@@ -10,18 +10,29 @@ import {
 import PQueue from "p-queue";
 import { describeItem } from "./describe-item.js";
 import { InFlightWork, type WorkContext } from "./in-flight-work.js";
+import { WorkerPoolMetrics, type ReconcileResult } from "./worker-pool-metrics.js";
 import { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 import type { WorkQueue } from "./work-queue.js";
 
-/** What a handler may return to ask for the item to come back. */
+/**
+ * What a handler may return to ask for the item to come back later. There is
+ * no requeue without a delay (controller-runtime deprecated its `Requeue`
+ * for this reason): to retry with backoff, throw; to look again after a
+ * while, say how long.
+ */
 export interface WorkResult {
-  /** Process the item again after this many milliseconds (its failure history is forgotten). */
+  /**
+   * Process the item again after this many milliseconds (its failure history
+   * is forgotten); zero or less (or absent) is a plain success.
+   */
   requeueAfterMs?: number;
-  /** Process the item again after its rate-limited delay. */
-  requeue?: boolean;
 }
 
-/** Processes one item. Throwing or rejecting requeues the item with rate limiting. */
+/**
+ * Processes one item. Returning (nothing, or a {@link WorkResult}) is a
+ * success. Throwing or rejecting requeues the item with rate limiting, unless
+ * the error is (or wraps) a {@link TerminalError}: then it is not requeued.
+ */
 export type WorkHandler<T> = (
   item: T,
   context: WorkContext,
@@ -29,8 +40,9 @@ export type WorkHandler<T> = (
 
 /**
  * Options for a {@link WorkerPool}. Of the instrumentation it uses the
- * `clock` (timeouts; pass the queue's) and the `logger` (every line carries
- * `queue=<name>`).
+ * `clock` (timeouts and durations; pass the queue's), the `logger` (every
+ * line carries `queue=<name>`) and the `meter` (the
+ * `controller_runtime_*` metrics, labelled `controller=<queue name>`).
  */
 export interface WorkerPoolOptions<T extends NonNullable<unknown>> extends Instrumentation {
   /** The queue the pool takes items from. */
@@ -49,7 +61,11 @@ export interface WorkerPoolOptions<T extends NonNullable<unknown>> extends Instr
    * in ms, before aborting their handlers' signals; default 30,000.
    */
   drainTimeoutMs?: number;
-  /** Called with every failure, after it was logged; must not throw. */
+  /**
+   * Called with every failure, after it was logged; must not throw. A
+   * terminal failure is reported too: its `terminal` is true (and its
+   * `cause` is what the handler threw).
+   */
   onError?: (error: WorkItemError<T>) => void;
 }
 
@@ -69,15 +85,18 @@ type Outcome = { ok: true; result: WorkResult | void } | { ok: false; error: unk
  * free, so items it has not started stay in the queue (deduplicated, and
  * visible in its depth). For each item:
  *
- * - success: the rate limiter forgets the item, or it comes back after
- *   `requeueAfterMs`, or with rate limiting if the handler asked to `requeue`;
+ * - success: the rate limiter forgets the item, and it comes back after
+ *   `requeueAfterMs` if the handler returned one;
  * - a throw, a rejection or a timeout: logged, reported to `onError` and
  *   requeued with rate limiting; the pool keeps going;
+ * - a {@link TerminalError} (or an error caused by one): logged, counted,
+ *   reported to `onError`, and never requeued; the rate limiter forgets it;
  * - then `done`, only once the handler has actually returned, so an item is
  *   never processed twice at once even when a handler overruns its timeout.
  *
  * It is a {@link Runnable} that runs once: {@link WorkerPool.run} starts it,
- * and aborting the run's signal stops it gracefully.
+ * and aborting the run's signal stops it gracefully. Its metrics are
+ * controller-runtime's controller metrics (see {@link WorkerPoolOptions}).
  *
  * ```ts
  * const pool = new WorkerPool({ queue, concurrency: 4, timeoutMs: 60_000, handler: reconcile });
@@ -98,6 +117,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
   private readonly logger: Logger;
   private readonly onError: ((error: WorkItemError<T>) => void) | undefined;
   private readonly slots: PQueue;
+  private readonly metrics: WorkerPoolMetrics;
   private readonly inFlightItems = new Map<T, InFlightWork>();
   private state: "new" | "running" | "stopping" | "stopped" = "new";
   private pumping: Promise<void> = Promise.resolve();
@@ -130,6 +150,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
     this.clock = tools.clock;
     this.logger = withFields(tools.logger, { queue: options.queue.name });
     this.onError = options.onError;
+    this.metrics = new WorkerPoolMetrics(tools.meter, options.queue.name);
     this.slots = new PQueue({ concurrency });
     // One listener for the pool's life: a slot was freed (a task finished or timed out).
     this.slots.addEventListener("next", () => this.wakePump?.());
@@ -164,6 +185,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
     // An aborted signal starts nothing: the pump would take a ready item synchronously.
     if (!signal.aborted) {
       this.logger.info("workqueue: worker pool starting", { concurrency: this.concurrency });
+      this.metrics.observe({ active: () => this.inFlightItems.size, concurrency: () => this.concurrency });
       this.pumping = this.pump();
       await whenAborted(signal);
     }
@@ -197,6 +219,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
       }
     }
     this.state = "stopped";
+    this.metrics.close();
     this.logger.info("workqueue: worker pool stopped", { drained: result.drained });
     return result;
   }
@@ -279,35 +302,35 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
   }
 
   private conclude(item: T, attempt: number, outcome: Outcome, startedAt: number): void {
+    const durationMs = this.clock.now() - startedAt;
     if (!outcome.ok) {
       const error = new WorkItemError(this.queue.name, item, attempt, outcome.error);
-      this.logger.error("workqueue: processing failed; requeueing with rate limit", {
-        item: describeItem(item),
-        attempt,
-        durationMs: this.clock.now() - startedAt,
-        error: error.message,
-        cause: outcome.error,
-      });
+      this.metrics.reconciled("error", durationMs, error.terminal);
+      this.logger.error(
+        error.terminal
+          ? "workqueue: processing failed with a terminal error; not requeueing"
+          : "workqueue: processing failed; requeueing with rate limit",
+        { item: describeItem(item), attempt, durationMs, error: error.message, cause: outcome.error },
+      );
       if (this.onError !== undefined) {
         try {
           this.onError(error);
         } catch (callbackError) {
-          this.logger.error("workqueue: onError callback threw", {
-            error: callbackError,
-          });
+          this.logger.error("workqueue: onError callback threw", { error: callbackError });
         }
       }
-      this.queue.addRateLimited(item);
+      // A terminal failure will fail the same way again: only a new add brings the item back.
+      if (error.terminal) this.queue.forget(item);
+      else this.queue.addRateLimited(item);
       return;
     }
-    const result = outcome.result;
-    if (result && result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
-      this.queue.forget(item);
-      this.queue.addAfter(item, result.requeueAfterMs);
-    } else if (result && result.requeue) {
-      this.queue.addRateLimited(item);
-    } else {
-      this.queue.forget(item);
+    const requeueAfterMs = outcome.result?.requeueAfterMs;
+    let result: ReconcileResult = "success";
+    this.queue.forget(item);
+    if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
+      this.queue.addAfter(item, requeueAfterMs);
+      result = "requeue_after";
     }
+    this.metrics.reconciled(result, durationMs, false);
   }
 }

@@ -242,12 +242,12 @@ describe("WorkerPool", () => {
     assert.equal(handler.calls.length, 2);
   });
 
-  it("requeue: true brings the item back with rate limiting", async () => {
+  it("a throw (what requeue: true used to ask) brings the item back with rate limiting", async () => {
     const pool = newPool();
     start(pool);
     queue.add("a");
     await clock.flush();
-    finish(handler.calls[0]!, { requeue: true });
+    fail(handler.calls[0]!, new Error("not ready yet"));
     await clock.flush();
     assert.equal(queue.numRequeues("a"), 1);
     await clock.advance(5);
