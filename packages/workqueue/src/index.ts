@@ -1,3 +1,8 @@
+/**
+ * @tessera/workqueue: the deduplicating, rate-limited queue between informers
+ * and reconcilers (client-go's guarantees), and the worker pool that runs the
+ * reconciles with controller-runtime's retry rules, metrics and graceful stop.
+ */
 export { WorkQueue } from "./work-queue.js";
 export type { WorkQueueOptions, WorkQueueStats } from "./work-queue.js";
 export { NORMAL_PRIORITY, LOW_PRIORITY } from "./priority.js";
