@@ -46,8 +46,8 @@ async function cycles(keys, ops, workers) {
     for (;;) {
       const i = next++;
       // As in the Go program: the first worker past the end shuts the queue
-      // down, which releases workers waiting in get().
-      if (i >= ops) return queue.shutDown();
+      // down (closes it), which releases workers waiting in get().
+      if (i >= ops) return queue.close();
       queue.add(keys[i % keys.length]);
       const item = await queue.get();
       if (item === undefined) return;
@@ -80,7 +80,8 @@ async function pool(keys, ops, concurrency) {
   const queue = new WorkQueue({ name: "bench-pool" });
   let handled = 0;
   const workers = new WorkerPool({ queue, concurrency, handler: () => void handled++ });
-  workers.start();
+  const stop = new AbortController();
+  const running = workers.run(stop.signal);
   const start = performance.now();
   for (let i = 0; i < ops; i++) {
     queue.add(keys[i % keys.length]);
@@ -88,7 +89,8 @@ async function pool(keys, ops, concurrency) {
   }
   while (queue.len() > 0 || workers.inFlight > 0) await new Promise((r) => setImmediate(r));
   const seconds = (performance.now() - start) / 1000;
-  await workers.stop();
+  stop.abort();
+  await running;
   return { seconds, handled };
 }
 
@@ -154,7 +156,7 @@ async function delayChild(mode) {
     }) + "\n",
   );
   if (timers) for (const t of timers) clearTimeout(t);
-  queue.shutDown();
+  queue.close();
 }
 
 function runDelayChild(mode) {

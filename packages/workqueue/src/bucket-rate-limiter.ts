@@ -1,14 +1,12 @@
-import { SystemClock, type Clock } from "./clock.js";
+import { resolveInstrumentation, type Clock, type Instrumentation } from "@tessera/core";
 import type { RateLimiter } from "./rate-limiter.js";
 
-/** Options for {@link BucketRateLimiter}. */
-export interface BucketRateLimiterOptions {
+/** Options for {@link BucketRateLimiter}; of the instrumentation it uses only the `clock`. */
+export interface BucketRateLimiterOptions extends Instrumentation {
   /** Tokens added per second; default 10. */
   qps?: number;
   /** The bucket's size, and its content at the start; default 100. */
   burst?: number;
-  /** Default: the system clock. */
-  clock?: Clock;
 }
 
 /**
@@ -34,7 +32,7 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
         `BucketRateLimiter: need qps > 0 and burst >= 1, got qps ${this.qps}, burst ${this.burst}`,
       );
     }
-    this.clock = options.clock ?? new SystemClock();
+    this.clock = resolveInstrumentation(options, "@tessera/workqueue").clock;
     this.tokens = this.burst;
     this.last = this.clock.now();
   }

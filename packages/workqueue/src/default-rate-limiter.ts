@@ -1,4 +1,4 @@
-import type { Clock } from "./clock.js";
+import type { Instrumentation } from "@tessera/core";
 import { BucketRateLimiter } from "./bucket-rate-limiter.js";
 import { ExponentialFailureRateLimiter } from "./exponential-failure-rate-limiter.js";
 import { MaxOfRateLimiter } from "./max-of-rate-limiter.js";
@@ -7,11 +7,12 @@ import type { RateLimiter } from "./rate-limiter.js";
 /**
  * The rate limiter controllers get by default, the same as controller-runtime's:
  * the longer of a per-item exponential backoff (5 ms doubling up to 1000 s)
- * and an overall token bucket (10 retries per second, bursts of 100).
+ * and an overall token bucket (10 retries per second, bursts of 100). The
+ * bucket refills on `options.clock`.
  */
-export function defaultControllerRateLimiter<T>(options: { clock?: Clock } = {}): RateLimiter<T> {
+export function defaultControllerRateLimiter<T>(options: Instrumentation = {}): RateLimiter<T> {
   return new MaxOfRateLimiter<T>(
     new ExponentialFailureRateLimiter<T>({ baseDelayMs: 5, maxDelayMs: 1_000_000 }),
-    new BucketRateLimiter<T>({ qps: 10, burst: 100, ...(options.clock ? { clock: options.clock } : {}) }),
+    new BucketRateLimiter<T>({ ...options, qps: 10, burst: 100 }),
   );
 }

@@ -1,6 +1,5 @@
-import type { Clock, Timer } from "./clock.js";
+import { MinHeap, type Clock, type Timer } from "@tessera/core";
 import { bucketFireTime } from "./delay-granularity.js";
-import { MinHeap } from "./min-heap.js";
 import { NORMAL_PRIORITY } from "./priority.js";
 
 /**

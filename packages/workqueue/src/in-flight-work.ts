@@ -1,8 +1,8 @@
 /** What a handler gets besides the item. */
 export interface WorkContext {
-  /** Aborts when the item's timeout passes or the pool's stop deadline does; pass it on to I/O. */
+  /** Aborts when the item's timeout passes, or the pool's drain timeout after its run was stopped; pass it on to I/O. */
   readonly signal: AbortSignal;
-  /** How many times the item has been requeued with rate limiting since it last succeeded. */
+  /** How many times the item has been requeued with rate limiting since it last succeeded (or failed terminally). */
   readonly attempt: number;
 }
 

@@ -1,11 +1,5 @@
-import type {
-  Attributes,
-  BatchObservableCallback,
-  Counter,
-  Histogram,
-  Meter,
-  ObservableGauge,
-} from "@opentelemetry/api";
+import type { Meter } from "@opentelemetry/api";
+import { MetricGroup, type GroupCounter, type GroupHistogram } from "@tessera/core";
 
 /** What the observable gauges read from a queue at collection time. */
 export interface QueueGaugeSource {
@@ -37,90 +31,81 @@ const DURATION_BUCKETS_SECONDS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1
  * operation. Internal to the package; the queue creates it from its `meter`.
  */
 export class QueueMetrics {
-  private readonly attributes: Attributes;
-  private readonly adds: Counter;
-  private readonly retries: Counter;
-  private readonly queueDuration: Histogram;
-  private readonly workDuration: Histogram;
-  private readonly gauges: ObservableGauge[];
-  private readonly observe: BatchObservableCallback;
-  private closed = false;
+  private readonly group: MetricGroup;
+  private readonly adds: GroupCounter;
+  private readonly retries: GroupCounter;
+  private readonly queueDuration: GroupHistogram;
+  private readonly workDuration: GroupHistogram;
 
-  constructor(
-    private readonly meter: Meter,
-    name: string,
-    source: QueueGaugeSource,
-  ) {
-    this.attributes = Object.freeze({ name });
-    this.adds = meter.createCounter("workqueue_adds_total", {
-      description: "Total number of adds handled by the workqueue",
-    });
-    this.retries = meter.createCounter("workqueue_retries_total", {
-      description: "Total number of retries handled by the workqueue",
-    });
-    const histogramOptions = { unit: "s", advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS } };
-    this.queueDuration = meter.createHistogram("workqueue_queue_duration_seconds", {
-      description: "How long in seconds an item stays in the workqueue before being requested",
-      ...histogramOptions,
-    });
-    this.workDuration = meter.createHistogram("workqueue_work_duration_seconds", {
-      description: "How long in seconds processing an item from the workqueue takes",
-      ...histogramOptions,
-    });
-    const depth = meter.createObservableGauge("workqueue_depth", {
-      description: "Current depth of the workqueue",
-    });
-    const unfinished = meter.createObservableGauge("workqueue_unfinished_work_seconds", {
-      description:
-        "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
+  constructor(meter: Meter, name: string, source: QueueGaugeSource) {
+    this.group = new MetricGroup(meter, { name });
+    this.adds = this.group.counter("workqueue_adds_total", "Total number of adds handled by the workqueue");
+    this.retries = this.group.counter(
+      "workqueue_retries_total",
+      "Total number of retries handled by the workqueue",
+    );
+    const seconds = { unit: "s", buckets: DURATION_BUCKETS_SECONDS };
+    this.queueDuration = this.group.histogram(
+      "workqueue_queue_duration_seconds",
+      "How long in seconds an item stays in the workqueue before being requested",
+      seconds,
+    );
+    this.workDuration = this.group.histogram(
+      "workqueue_work_duration_seconds",
+      "How long in seconds processing an item from the workqueue takes",
+      seconds,
+    );
+    this.group.gauge("workqueue_depth", "Current depth of the workqueue", (report) => report(source.depth()));
+    this.group.gauge(
+      "workqueue_unfinished_work_seconds",
+      "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
         "Large values indicate stuck threads.",
-      unit: "s",
-    });
-    const longest = meter.createObservableGauge("workqueue_longest_running_processor_seconds", {
-      description: "How many seconds the longest running processor for the workqueue has been running",
-      unit: "s",
-    });
-    this.gauges = [depth, unfinished, longest];
-    this.observe = (result) => {
-      const now = source.now();
-      let total = 0;
-      let oldest = 0;
-      for (const since of source.processingSince()) {
-        const age = Math.max(0, now - since);
-        total += age;
-        if (age > oldest) oldest = age;
-      }
-      result.observe(depth, source.depth(), this.attributes);
-      result.observe(unfinished, total / 1000, this.attributes);
-      result.observe(longest, oldest / 1000, this.attributes);
-    };
-    meter.addBatchObservableCallback(this.observe, this.gauges);
+      (report) => report(ages(source).total / 1000),
+      { unit: "s" },
+    );
+    this.group.gauge(
+      "workqueue_longest_running_processor_seconds",
+      "How many seconds the longest running processor for the workqueue has been running",
+      (report) => report(ages(source).oldest / 1000),
+      { unit: "s" },
+    );
   }
 
   /** An item became dirty. */
   added(): void {
-    this.adds.add(1, this.attributes);
+    this.adds.add();
   }
 
   /** A delayed or rate-limited add. */
   retried(): void {
-    this.retries.add(1, this.attributes);
+    this.retries.add();
   }
 
   /** An item was handed out after waiting `waitedMs`. */
   handedOut(waitedMs: number): void {
-    this.queueDuration.record(Math.max(0, waitedMs) / 1000, this.attributes);
+    this.queueDuration.record(Math.max(0, waitedMs) / 1000);
   }
 
   /** Work on an item finished after `workedMs`. */
   finished(workedMs: number): void {
-    this.workDuration.record(Math.max(0, workedMs) / 1000, this.attributes);
+    this.workDuration.record(Math.max(0, workedMs) / 1000);
   }
 
-  /** Stops observing the gauges (the queue is shut down and idle). Idempotent. */
+  /** Stops observing the gauges (the queue is closed and idle). Idempotent. */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.meter.removeBatchObservableCallback(this.observe, this.gauges);
+    this.group.close();
   }
+}
+
+/** The summed and the largest age, in ms, of the work in progress. */
+function ages(source: QueueGaugeSource): { total: number; oldest: number } {
+  const now = source.now();
+  let total = 0;
+  let oldest = 0;
+  for (const since of source.processingSince()) {
+    const age = Math.max(0, now - since);
+    total += age;
+    if (age > oldest) oldest = age;
+  }
+  return { total, oldest };
 }

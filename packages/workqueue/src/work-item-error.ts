@@ -1,15 +1,21 @@
 import { describeItem } from "./describe-item.js";
+import { isTerminalError } from "./terminal-error.js";
 
 /**
  * Processing an item failed: the handler threw, rejected or timed out. The
- * worker pool requeues the item with rate limiting and reports this error to
- * its logger and `onError`. `cause` holds what the handler threw (or a
- * {@link WorkItemTimeoutError}).
+ * worker pool reports this error to its logger and `onError`, and requeues
+ * the item with rate limiting unless the failure is {@link WorkItemError.terminal}.
+ * `cause` holds what the handler threw (or a {@link WorkItemTimeoutError}).
  */
 export class WorkItemError<T = unknown> extends Error {
   override readonly name = "WorkItemError";
   /** What the pool was doing when it failed. */
   readonly verb = "process";
+  /**
+   * The handler threw a `TerminalError` (or an error caused by one): the item
+   * is not requeued. A timeout is never terminal.
+   */
+  readonly terminal: boolean;
 
   constructor(
     /** The queue's name. */
@@ -20,10 +26,13 @@ export class WorkItemError<T = unknown> extends Error {
     readonly attempt: number,
     cause: unknown,
   ) {
+    const terminal = isTerminalError(cause);
     super(
-      `workqueue "${queue}": process ${describeItem(item)} (attempt ${attempt + 1}) failed: ${causeMessage(cause)}`,
+      `workqueue "${queue}": process ${describeItem(item)} (attempt ${attempt + 1}) failed` +
+        `${terminal ? " for good (terminal, not retried)" : ""}: ${causeMessage(cause)}`,
       { cause },
     );
+    this.terminal = terminal;
   }
 }
 
@@ -40,17 +49,21 @@ export class WorkItemTimeoutError<T = unknown> extends Error {
   }
 }
 
-/** The worker pool's stop deadline passed while the handler was still running; the abort reason of its signal. */
+/**
+ * The worker pool was stopped and its drain timeout passed while the handler
+ * was still running; the abort reason of the handler's signal.
+ */
 export class WorkerPoolStoppedError<T = unknown> extends Error {
   override readonly name = "WorkerPoolStoppedError";
 
   constructor(
     readonly queue: string,
     readonly item: T,
-    readonly deadlineMs: number,
+    /** The pool's `drainTimeoutMs`. */
+    readonly drainTimeoutMs: number,
   ) {
     super(
-      `workqueue "${queue}": worker pool stopped; process ${describeItem(item)} still running after the ${deadlineMs} ms stop deadline`,
+      `workqueue "${queue}": worker pool stopped; process ${describeItem(item)} still running after the ${drainTimeoutMs} ms drain timeout`,
     );
   }
 }

@@ -1,9 +1,14 @@
-import type { Meter } from "@opentelemetry/api";
-import { SystemClock, type Clock } from "./clock.js";
+import { createNoopMeter } from "@opentelemetry/api";
+import {
+  resolveInstrumentation,
+  withFields,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+} from "@tessera/core";
 import { defaultControllerRateLimiter } from "./default-rate-limiter.js";
 import { DelayBuckets } from "./delay-buckets.js";
 import { describeItem } from "./describe-item.js";
-import { silentLogger, type Logger } from "./logger.js";
 import { NORMAL_PRIORITY, type AddOptions } from "./priority.js";
 import type { ItemState } from "./item-state.js";
 import { PriorityFifo } from "./priority-fifo.js";
@@ -14,18 +19,18 @@ import { RingBuffer } from "./ring-buffer.js";
 /** Idle item states are swept after at least this many items became idle (or twice the number tracked, if more). */
 const MIN_SWEEP_INTERVAL = 4_096;
 
-/** Options for a {@link WorkQueue}. */
-export interface WorkQueueOptions<T> {
+/**
+ * Options for a {@link WorkQueue}. Of the instrumentation it uses the `clock`
+ * (delays, durations; the default rate limiter's too), the `logger` (every
+ * line carries `queue=<name>`) and the `meter` (the `workqueue_*` metrics;
+ * none are recorded while it is OpenTelemetry's no-op meter, which the global
+ * meter is until an SDK is registered).
+ */
+export interface WorkQueueOptions<T> extends Instrumentation {
   /** Labels the metrics (`name=<name>`) and the log lines; default `"workqueue"`. */
   name?: string;
-  /** Default: the system clock. The default rate limiter uses this clock too. */
-  clock?: Clock;
   /** Used by {@link WorkQueue.addRateLimited}; default {@link defaultControllerRateLimiter}. */
   rateLimiter?: RateLimiter<T>;
-  /** Where to create the `workqueue_*` instruments; without one the queue records no metrics. */
-  meter?: Meter;
-  /** Default: silent. */
-  logger?: Logger;
 }
 
 /** Counters and sizes of a {@link WorkQueue}, for tests and diagnostics. */
@@ -38,8 +43,8 @@ export interface WorkQueueStats {
   depth: number;
   /** Items waiting for a delayed or rate-limited add to fire. */
   delayed: number;
-  /** Adds refused because the queue was shutting down. */
-  droppedAfterShutdown: number;
+  /** Adds refused because the queue was closed. */
+  droppedAfterClose: number;
   /** Calls of `done` for an item that was not being processed. */
   ignoredDone: number;
   /** How many times the delay timer has fired. */
@@ -66,7 +71,12 @@ export interface WorkQueueStats {
  *
  * Items are compared like `Map` keys: use strings such as `namespace/name`
  * (or other primitives). `undefined` and `null` are not items; {@link
- * WorkQueue.get} answers `undefined` once the queue is shut down and empty.
+ * WorkQueue.get} answers `undefined` once the queue is closed and empty.
+ *
+ * A queue is a data structure, not a `Runnable`: it ends with
+ * {@link WorkQueue.close} (adds stop, workers take what is left) or
+ * {@link WorkQueue.drain} (the same, and wait until everything handed out is
+ * done). A `WorkerPool` closes its queue when its run stops.
  *
  * ```ts
  * const queue = new WorkQueue<string>({ name: "configmaps" });
@@ -89,6 +99,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   private readonly clock: Clock;
   private readonly rateLimiter: RateLimiter<T>;
   private readonly logger: Logger;
+  /** Absent when the meter is OpenTelemetry's no-op one: then the hot path reads no clock for metrics. */
   private readonly metrics: QueueMetrics | undefined;
   private readonly ready = new PriorityFifo<T>();
   /** Every item queued, being processed, or both, and recently idle ones; one lookup per operation. */
@@ -101,20 +112,24 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   private readonly waiters = new RingBuffer<(item: T | undefined) => void>();
   private readonly delayed: DelayBuckets<T>;
   private drainWaiters: (() => void)[] = [];
-  private closed = false;
+  private isClosed = false;
   private dropped = 0;
   private ignoredDones = 0;
 
   constructor(options: WorkQueueOptions<T> = {}) {
     this.name = options.name ?? "workqueue";
-    this.clock = options.clock ?? new SystemClock();
+    const tools = resolveInstrumentation(options, "@tessera/workqueue");
+    this.clock = tools.clock;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>({ clock: this.clock });
-    this.logger = options.logger ?? silentLogger;
+    this.logger = withFields(tools.logger, { queue: this.name });
     this.delayed = new DelayBuckets<T>(this.clock, (item, priority) => this.enqueue(item, priority));
+    // The global meter is the no-op one until an SDK is registered. Timing every
+    // add, hand-out and done for it would cost more than the queue itself
+    // (three clock readings per item), so such a queue keeps no metrics.
     this.metrics =
-      options.meter === undefined
+      tools.meter === createNoopMeter()
         ? undefined
-        : new QueueMetrics(options.meter, this.name, {
+        : new QueueMetrics(tools.meter, this.name, {
             depth: () => this.dirtyCount,
             processingSince: () => this.processingSince(),
             now: () => this.clock.now(),
@@ -125,10 +140,10 @@ export class WorkQueue<T extends NonNullable<unknown>> {
    * Queues `item` unless it is already queued (then only its priority may
    * rise). If the item is being processed it is handed out again after its
    * `done`. A delayed add of the item waiting is superseded. Dropped, and
-   * counted, once the queue is shutting down.
+   * counted, once the queue is closed.
    */
   add(item: T, options?: AddOptions): void {
-    if (this.closed) return this.drop("add", item);
+    if (this.isClosed) return this.drop("add", item);
     const priority = options === undefined ? NORMAL_PRIORITY : this.priorityOf("add", item, options);
     if (this.delayed.size !== 0) this.delayed.cancel(item);
     this.enqueue(item, priority);
@@ -142,7 +157,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
    * bucket width. Counted in `workqueue_retries_total`, as in client-go.
    */
   addAfter(item: T, delayMs: number, options?: AddOptions): void {
-    if (this.closed) return this.drop("addAfter", item);
+    if (this.isClosed) return this.drop("addAfter", item);
     const priority = this.priorityOf("addAfter", item, options);
     this.metrics?.retried();
     if (!(delayMs > 0)) {
@@ -157,7 +172,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
 
   /** Adds `item` after the delay its rate limiter gives (which also counts a requeue of it). */
   addRateLimited(item: T, options?: AddOptions): void {
-    if (this.closed) return this.drop("addRateLimited", item);
+    if (this.isClosed) return this.drop("addRateLimited", item);
     this.addAfter(item, this.rateLimiter.when(item), options);
   }
 
@@ -173,14 +188,15 @@ export class WorkQueue<T extends NonNullable<unknown>> {
 
   /**
    * Hands out the next ready item, waiting for one if none is ready; the item
-   * is then being processed until {@link WorkQueue.done}. After a shutdown the
-   * items still ready are handed out, then every call answers `undefined`.
+   * is then being processed until {@link WorkQueue.done}. After
+   * {@link WorkQueue.close} the items still ready are handed out, then every
+   * call answers `undefined`.
    * Waiting callers are served in call order.
    */
   get(): Promise<T | undefined> {
     const state = this.ready.shift();
     if (state !== undefined) return Promise.resolve(this.handOut(state));
-    if (this.closed) return Promise.resolve(undefined);
+    if (this.isClosed) return Promise.resolve(undefined);
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -199,7 +215,6 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     if (state === undefined || !state.processing) {
       this.ignoredDones++;
       this.logger.debug("workqueue: done for an item that is not being processed; ignored", {
-        queue: this.name,
         item: describeItem(item),
       });
       return;
@@ -209,7 +224,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     if (this.metrics !== undefined) this.metrics.finished(this.clock.now() - state.since);
     if (state.dirty) this.makeReady(state);
     else this.becameIdle(state);
-    if (this.closed) this.settleDrain();
+    if (this.isClosed) this.settleDrain();
   }
 
   /** How many items are ready to be handed out. */
@@ -217,9 +232,9 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     return this.ready.length;
   }
 
-  /** Whether {@link WorkQueue.shutDown} or {@link WorkQueue.shutDownWithDrain} was called. */
-  shuttingDown(): boolean {
-    return this.closed;
+  /** Whether {@link WorkQueue.close} or {@link WorkQueue.drain} was called. */
+  get closed(): boolean {
+    return this.isClosed;
   }
 
   /** Sizes and counters, for tests and diagnostics. */
@@ -229,7 +244,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
       processing: this.processingCount,
       depth: this.dirtyCount,
       delayed: this.delayed.size,
-      droppedAfterShutdown: this.dropped,
+      droppedAfterClose: this.dropped,
       ignoredDone: this.ignoredDones,
       delayTicks: this.delayed.ticks,
       tracked: this.states.size,
@@ -237,36 +252,36 @@ export class WorkQueue<T extends NonNullable<unknown>> {
   }
 
   /**
-   * Stops accepting adds and drops the delayed ones. Callers waiting in
-   * {@link WorkQueue.get} get `undefined`; items already ready are still handed
-   * out. Ends the wait of a pending {@link WorkQueue.shutDownWithDrain}.
-   * Idempotent.
+   * Stops accepting adds (later adds are dropped and counted) and drops the
+   * delayed ones. Callers waiting in {@link WorkQueue.get} get `undefined`;
+   * items already ready are still handed out, and `done` keeps working.
+   * Ends the wait of a pending {@link WorkQueue.drain} at once. Idempotent.
    */
-  shutDown(): void {
-    this.close();
+  close(): void {
+    this.stopAccepting();
     const waiting = this.drainWaiters;
     this.drainWaiters = [];
     for (const resolve of waiting) resolve();
   }
 
   /**
-   * Shuts down like {@link WorkQueue.shutDown}, then resolves once every item
-   * has been handed out and marked done: nothing is ready or processing. The
-   * workers must keep calling `get` and `done` for this to happen.
+   * Closes the queue to adds like {@link WorkQueue.close}, then resolves once
+   * every item has been handed out and marked done: nothing is ready or
+   * processing. The workers must keep calling `get` and `done` for this to
+   * happen; a {@link WorkQueue.close} meanwhile ends the wait. Never rejects.
    */
-  shutDownWithDrain(): Promise<void> {
-    this.close();
+  drain(): Promise<void> {
+    this.stopAccepting();
     if (this.isDrained()) return Promise.resolve();
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
-  private close(): void {
-    if (this.closed) return;
-    this.closed = true;
+  private stopAccepting(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
     const delayed = this.delayed.size;
     this.delayed.clear();
-    this.logger.info("workqueue: shutting down", {
-      queue: this.name,
+    this.logger.info("workqueue: closed; shutting down", {
       ready: this.ready.length,
       processing: this.processingCount,
       droppedDelayed: delayed,
@@ -360,8 +375,7 @@ export class WorkQueue<T extends NonNullable<unknown>> {
 
   private drop(verb: string, item: T): void {
     this.dropped++;
-    this.logger.debug("workqueue: shutting down; add dropped", {
-      queue: this.name,
+    this.logger.debug("workqueue: closed; add dropped", {
       verb,
       item: describeItem(item),
     });

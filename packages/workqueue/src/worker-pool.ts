@@ -1,27 +1,50 @@
+import {
+  resolveInstrumentation,
+  whenAborted,
+  withFields,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+  type Runnable,
+} from "@tessera/core";
 import PQueue from "p-queue";
-import { SystemClock, type Clock } from "./clock.js";
 import { describeItem } from "./describe-item.js";
 import { InFlightWork, type WorkContext } from "./in-flight-work.js";
-import { silentLogger, type Logger } from "./logger.js";
+import { WorkerPoolMetrics, type ReconcileResult } from "./worker-pool-metrics.js";
 import { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 import type { WorkQueue } from "./work-queue.js";
 
-/** What a handler may return to ask for the item to come back. */
+/**
+ * What a handler may return to ask for the item to come back later. There is
+ * no requeue without a delay (controller-runtime deprecated its `Requeue`
+ * for this reason): to retry with backoff, throw; to look again after a
+ * while, say how long.
+ */
 export interface WorkResult {
-  /** Process the item again after this many milliseconds (its failure history is forgotten). */
+  /**
+   * Process the item again after this many milliseconds (its failure history
+   * is forgotten); zero or less (or absent) is a plain success.
+   */
   requeueAfterMs?: number;
-  /** Process the item again after its rate-limited delay. */
-  requeue?: boolean;
 }
 
-/** Processes one item. Throwing or rejecting requeues the item with rate limiting. */
+/**
+ * Processes one item. Returning (nothing, or a {@link WorkResult}) is a
+ * success. Throwing or rejecting requeues the item with rate limiting, unless
+ * the error is (or wraps) a {@link TerminalError}: then it is not requeued.
+ */
 export type WorkHandler<T> = (
   item: T,
   context: WorkContext,
 ) => Promise<WorkResult | void> | WorkResult | void;
 
-/** Options for a {@link WorkerPool}. */
-export interface WorkerPoolOptions<T extends NonNullable<unknown>> {
+/**
+ * Options for a {@link WorkerPool}. Of the instrumentation it uses the
+ * `clock` (timeouts and durations; pass the queue's), the `logger` (every
+ * line carries `queue=<name>`) and the `meter` (the
+ * `controller_runtime_*` metrics, labelled `controller=<queue name>`).
+ */
+export interface WorkerPoolOptions<T extends NonNullable<unknown>> extends Instrumentation {
   /** The queue the pool takes items from. */
   queue: WorkQueue<T>;
   handler: WorkHandler<T>;
@@ -33,25 +56,24 @@ export interface WorkerPoolOptions<T extends NonNullable<unknown>> {
    * rate limiting once the handler returns) and its slot goes to the next item.
    */
   timeoutMs?: number;
-  /** Default: the system clock. Use the queue's clock. */
-  clock?: Clock;
-  /** Default: silent. */
-  logger?: Logger;
-  /** Called with every failure, after it was logged; must not throw. */
+  /**
+   * Once the run's signal aborts, how long to wait for the items in flight,
+   * in ms, before aborting their handlers' signals; default 30,000.
+   */
+  drainTimeoutMs?: number;
+  /**
+   * Called with every failure, after it was logged; must not throw. A
+   * terminal failure is reported too: its `terminal` is true (and its
+   * `cause` is what the handler threw).
+   */
   onError?: (error: WorkItemError<T>) => void;
 }
 
-/** Options for {@link WorkerPool.stop}. */
-export interface WorkerPoolStopOptions {
-  /** How long to wait for items in flight, in ms; default 30,000. */
-  deadlineMs?: number;
-}
-
-/** The outcome of {@link WorkerPool.stop}. */
-export interface WorkerPoolStopResult<T> {
-  /** Every item in flight finished before the deadline. */
+/** How a {@link WorkerPool.run} ended: what its stop left behind. */
+export interface WorkerPoolOutcome<T> {
+  /** Every item in flight finished within the drain timeout. */
   drained: boolean;
-  /** Items whose handlers were still running at the deadline (their signals were aborted). */
+  /** Items whose handlers were still running at the drain timeout (their signals were aborted). */
   abandoned: T[];
 }
 
@@ -63,34 +85,43 @@ type Outcome = { ok: true; result: WorkResult | void } | { ok: false; error: unk
  * free, so items it has not started stay in the queue (deduplicated, and
  * visible in its depth). For each item:
  *
- * - success: the rate limiter forgets the item, or it comes back after
- *   `requeueAfterMs`, or with rate limiting if the handler asked to `requeue`;
+ * - success: the rate limiter forgets the item, and it comes back after
+ *   `requeueAfterMs` if the handler returned one;
  * - a throw, a rejection or a timeout: logged, reported to `onError` and
  *   requeued with rate limiting; the pool keeps going;
+ * - a {@link TerminalError} (or an error caused by one): logged, counted,
+ *   reported to `onError`, and never requeued; the rate limiter forgets it;
  * - then `done`, only once the handler has actually returned, so an item is
  *   never processed twice at once even when a handler overruns its timeout.
  *
+ * It is a {@link Runnable} that runs once: {@link WorkerPool.run} starts it,
+ * and aborting the run's signal stops it gracefully. Its metrics are
+ * controller-runtime's controller metrics (see {@link WorkerPoolOptions}).
+ *
  * ```ts
  * const pool = new WorkerPool({ queue, concurrency: 4, timeoutMs: 60_000, handler: reconcile });
- * pool.start();
+ * const stop = new AbortController();
+ * const running = pool.run(stop.signal);
  * // ...
- * await pool.stop({ deadlineMs: 10_000 });
+ * stop.abort();
+ * const { drained, abandoned } = await running;
  * ```
  */
-export class WorkerPool<T extends NonNullable<unknown>> {
+export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<WorkerPoolOutcome<T>> {
   private readonly queue: WorkQueue<T>;
   private readonly handler: WorkHandler<T>;
   private readonly concurrency: number;
   private readonly timeoutMs: number | undefined;
+  private readonly drainTimeoutMs: number;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly onError: ((error: WorkItemError<T>) => void) | undefined;
   private readonly slots: PQueue;
+  private readonly metrics: WorkerPoolMetrics;
   private readonly inFlightItems = new Map<T, InFlightWork>();
   private state: "new" | "running" | "stopping" | "stopped" = "new";
   private pumping: Promise<void> = Promise.resolve();
   private wakePump: (() => void) | undefined;
-  private stopping: Promise<WorkerPoolStopResult<T>> | undefined;
 
   constructor(options: WorkerPoolOptions<T>) {
     const concurrency = options.concurrency ?? 1;
@@ -104,13 +135,22 @@ export class WorkerPool<T extends NonNullable<unknown>> {
         `worker pool for "${options.queue.name}": timeoutMs must be positive, got ${options.timeoutMs}`,
       );
     }
+    const drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
+    if (!(drainTimeoutMs >= 0)) {
+      throw new RangeError(
+        `worker pool for "${options.queue.name}": drainTimeoutMs must be zero or more, got ${drainTimeoutMs}`,
+      );
+    }
     this.queue = options.queue;
     this.handler = options.handler;
     this.concurrency = concurrency;
     this.timeoutMs = options.timeoutMs;
-    this.clock = options.clock ?? new SystemClock();
-    this.logger = options.logger ?? silentLogger;
+    this.drainTimeoutMs = drainTimeoutMs;
+    const tools = resolveInstrumentation(options, "@tessera/workqueue");
+    this.clock = tools.clock;
+    this.logger = withFields(tools.logger, { queue: options.queue.name });
     this.onError = options.onError;
+    this.metrics = new WorkerPoolMetrics(tools.meter, options.queue.name);
     this.slots = new PQueue({ concurrency });
     // One listener for the pool's life: a slot was freed (a task finished or timed out).
     this.slots.addEventListener("next", () => this.wakePump?.());
@@ -121,61 +161,66 @@ export class WorkerPool<T extends NonNullable<unknown>> {
     return this.inFlightItems.size;
   }
 
-  /** Starts taking items from the queue. Starting a running pool does nothing; a stopped one cannot restart. */
-  start(): void {
-    if (this.state === "running") return;
-    if (this.state !== "new") throw new Error(`worker pool for "${this.queue.name}": start after stop`);
-    this.state = "running";
-    this.logger.info("workqueue: worker pool starting", {
-      queue: this.queue.name,
-      concurrency: this.concurrency,
-    });
-    this.pumping = this.pump();
-  }
-
   /**
-   * Stops taking items and shuts the queue down (items not yet taken stay
-   * unprocessed), then waits for the items in flight, at most `deadlineMs`.
-   * At the deadline the handlers still running get their signals aborted and
-   * are reported as abandoned; their items are marked done whenever they
-   * return. Calling it again returns the same outcome.
+   * Takes items from the queue and processes them until `signal` aborts. Then
+   * it stops taking items and closes the queue (items not yet taken stay
+   * unprocessed), and waits for the items in flight, at most
+   * `drainTimeoutMs`. At that deadline the handlers still running get their
+   * signals aborted (with a {@link WorkerPoolStoppedError}) and are reported
+   * as abandoned; their items are marked done whenever they return.
+   *
+   * Resolves with that outcome once stopped; with a signal that has already
+   * aborted it takes nothing and just closes the queue. A pool runs once:
+   * a second `run`, while running or after, rejects.
    */
-  stop(options: WorkerPoolStopOptions = {}): Promise<WorkerPoolStopResult<T>> {
-    if (this.stopping !== undefined) return this.stopping;
-    const deadlineMs = options.deadlineMs ?? 30_000;
-    this.state = "stopping";
-    this.queue.shutDown();
-    this.wakePump?.();
-    this.stopping = this.finishStop(deadlineMs);
-    return this.stopping;
+  async run(signal: AbortSignal): Promise<WorkerPoolOutcome<T>> {
+    if (this.state !== "new") {
+      throw new Error(
+        this.state === "running"
+          ? `worker pool for "${this.queue.name}": run called while already running; a worker pool runs once`
+          : `worker pool for "${this.queue.name}": cannot start after stop; a worker pool runs once`,
+      );
+    }
+    this.state = "running";
+    // An aborted signal starts nothing: the pump would take a ready item synchronously.
+    if (!signal.aborted) {
+      this.logger.info("workqueue: worker pool starting", { concurrency: this.concurrency });
+      this.metrics.observe({ active: () => this.inFlightItems.size, concurrency: () => this.concurrency });
+      this.pumping = this.pump();
+      await whenAborted(signal);
+    }
+    return this.stop();
   }
 
-  private async finishStop(deadlineMs: number): Promise<WorkerPoolStopResult<T>> {
+  private async stop(): Promise<WorkerPoolOutcome<T>> {
+    this.state = "stopping";
+    this.queue.close();
+    this.wakePump?.();
     await this.pumping;
-    let result: WorkerPoolStopResult<T> = { drained: true, abandoned: [] };
+    let result: WorkerPoolOutcome<T> = { drained: true, abandoned: [] };
     if (this.inFlightItems.size > 0) {
       const all = Promise.all([...this.inFlightItems.values()].map((f) => f.settled)).then(() => true);
       let timer: { cancel(): void } | undefined;
       const expired = new Promise<false>((resolve) => {
-        timer = this.clock.setTimer(deadlineMs, () => resolve(false));
+        timer = this.clock.setTimer(this.drainTimeoutMs, () => resolve(false));
       });
       const drained = await Promise.race([all, expired]);
       timer?.cancel();
       if (!drained) {
         const abandoned = [...this.inFlightItems.keys()];
         for (const [item, work] of this.inFlightItems) {
-          work.abort(new WorkerPoolStoppedError(this.queue.name, item, deadlineMs));
+          work.abort(new WorkerPoolStoppedError(this.queue.name, item, this.drainTimeoutMs));
         }
-        this.logger.warn("workqueue: worker pool stop deadline passed; abandoning items in flight", {
-          queue: this.queue.name,
-          deadlineMs,
+        this.logger.warn("workqueue: worker pool drain deadline passed; abandoning items in flight", {
+          drainTimeoutMs: this.drainTimeoutMs,
           items: abandoned.map(describeItem),
         });
         result = { drained: false, abandoned };
       }
     }
     this.state = "stopped";
-    this.logger.info("workqueue: worker pool stopped", { queue: this.queue.name, drained: result.drained });
+    this.metrics.close();
+    this.logger.info("workqueue: worker pool stopped", { drained: result.drained });
     return result;
   }
 
@@ -212,7 +257,6 @@ export class WorkerPool<T extends NonNullable<unknown>> {
         : this.clock.setTimer(this.timeoutMs, () => {
             timeout = new WorkItemTimeoutError(this.queue.name, item, this.timeoutMs ?? 0);
             this.logger.warn("workqueue: item timed out; aborting its handler", {
-              queue: this.queue.name,
               item: describeItem(item),
               timeoutMs: this.timeoutMs,
             });
@@ -258,37 +302,35 @@ export class WorkerPool<T extends NonNullable<unknown>> {
   }
 
   private conclude(item: T, attempt: number, outcome: Outcome, startedAt: number): void {
+    const durationMs = this.clock.now() - startedAt;
     if (!outcome.ok) {
       const error = new WorkItemError(this.queue.name, item, attempt, outcome.error);
-      this.logger.error("workqueue: processing failed; requeueing with rate limit", {
-        queue: this.queue.name,
-        item: describeItem(item),
-        attempt,
-        durationMs: this.clock.now() - startedAt,
-        error: error.message,
-        cause: outcome.error,
-      });
+      this.metrics.reconciled("error", durationMs, error.terminal);
+      this.logger.error(
+        error.terminal
+          ? "workqueue: processing failed with a terminal error; not requeueing"
+          : "workqueue: processing failed; requeueing with rate limit",
+        { item: describeItem(item), attempt, durationMs, error: error.message, cause: outcome.error },
+      );
       if (this.onError !== undefined) {
         try {
           this.onError(error);
         } catch (callbackError) {
-          this.logger.error("workqueue: onError callback threw", {
-            queue: this.queue.name,
-            error: callbackError,
-          });
+          this.logger.error("workqueue: onError callback threw", { error: callbackError });
         }
       }
-      this.queue.addRateLimited(item);
+      // A terminal failure will fail the same way again: only a new add brings the item back.
+      if (error.terminal) this.queue.forget(item);
+      else this.queue.addRateLimited(item);
       return;
     }
-    const result = outcome.result;
-    if (result && result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
-      this.queue.forget(item);
-      this.queue.addAfter(item, result.requeueAfterMs);
-    } else if (result && result.requeue) {
-      this.queue.addRateLimited(item);
-    } else {
-      this.queue.forget(item);
+    const requeueAfterMs = outcome.result?.requeueAfterMs;
+    let result: ReconcileResult = "success";
+    this.queue.forget(item);
+    if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
+      this.queue.addAfter(item, requeueAfterMs);
+      result = "requeue_after";
     }
+    this.metrics.reconciled(result, durationMs, false);
   }
 }

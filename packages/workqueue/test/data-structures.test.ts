@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { MinHeap } from "../src/min-heap.js";
+import { MinHeap } from "@tessera/core";
 import { RingBuffer } from "../src/ring-buffer.js";
 
 describe("internal data structures", () => {

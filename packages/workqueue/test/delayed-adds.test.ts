@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { FakeClock, LOW_PRIORITY, WorkQueue, bucketFireTime, delayGranularityMs } from "../src/index.js";
+import { FakeClock } from "@tessera/core/testing";
+import { LOW_PRIORITY, WorkQueue, bucketFireTime, delayGranularityMs } from "../src/index.js";
 
 function drainReady(queue: WorkQueue<string>): string[] {
   const out: string[] = [];

@@ -1,27 +1,7 @@
 import { strict as assert } from "node:assert";
-import {
-  DataPointType,
-  MeterProvider,
-  MetricReader,
-  type DataPoint,
-  type Histogram,
-  type MetricData,
-} from "@opentelemetry/sdk-metrics";
-import { FakeClock, WorkQueue } from "../src/index.js";
-
-/** A reader the test collects from on demand. */
-class OnDemandReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-
-async function collect(reader: MetricReader): Promise<Map<string, MetricData>> {
-  const { resourceMetrics } = await reader.collect();
-  const byName = new Map<string, MetricData>();
-  for (const scope of resourceMetrics.scopeMetrics)
-    for (const metric of scope.metrics) byName.set(metric.descriptor.name, metric);
-  return byName;
-}
+import { FakeClock, TestMetrics } from "@tessera/core/testing";
+import { DataPointType, type DataPoint, type Histogram, type MetricData } from "@opentelemetry/sdk-metrics";
+import { WorkQueue } from "../src/index.js";
 
 function point(
   metrics: Map<string, MetricData>,
@@ -49,25 +29,23 @@ function histogram(metrics: Map<string, MetricData>, name: string, queue: string
 
 describe("work queue metrics", () => {
   let clock: FakeClock;
-  let reader: OnDemandReader;
-  let provider: MeterProvider;
+  let metrics: TestMetrics;
 
   beforeEach(() => {
     clock = new FakeClock();
-    reader = new OnDemandReader();
-    provider = new MeterProvider({ readers: [reader] });
+    metrics = new TestMetrics();
   });
 
   afterEach(async () => {
-    await provider.shutdown();
+    await metrics.close();
   });
 
   it("exports controller-runtime's workqueue metrics, labelled with the queue's name", async () => {
-    const queue = new WorkQueue<string>({ name: "deployments", clock, meter: provider.getMeter("tessera") });
+    const queue = new WorkQueue<string>({ name: "deployments", clock, meter: metrics.meter });
     queue.add("a");
     queue.add("b");
     queue.add("a");
-    let m = await collect(reader);
+    let m = await metrics.collect();
     assert.equal(value(m, "workqueue_adds_total", "deployments"), 2, "the duplicate add queued nothing");
     assert.equal(value(m, "workqueue_depth", "deployments"), 2);
     assert.equal(value(m, "workqueue_unfinished_work_seconds", "deployments"), 0);
@@ -77,7 +55,7 @@ describe("work queue metrics", () => {
     await clock.advance(3_000);
     assert.equal(queue.tryGet(), "b");
     await clock.advance(1_000);
-    m = await collect(reader);
+    m = await metrics.collect();
     assert.equal(value(m, "workqueue_depth", "deployments"), 0);
     assert.equal(value(m, "workqueue_unfinished_work_seconds", "deployments"), 4 + 1);
     assert.equal(value(m, "workqueue_longest_running_processor_seconds", "deployments"), 4);
@@ -89,7 +67,7 @@ describe("work queue metrics", () => {
     queue.done("b");
     queue.addAfter("c", 1_000);
     queue.addRateLimited("d");
-    m = await collect(reader);
+    m = await metrics.collect();
     const worked = histogram(m, "workqueue_work_duration_seconds", "deployments");
     assert.equal(worked.count, 2);
     assert.equal(worked.sum, 4 + 1);
@@ -104,13 +82,13 @@ describe("work queue metrics", () => {
   });
 
   it("keeps queues on one meter apart by name", async () => {
-    const meter = provider.getMeter("tessera");
+    const meter = metrics.meter;
     const pods = new WorkQueue<string>({ name: "pods", clock, meter });
     const nodes = new WorkQueue<string>({ name: "nodes", clock, meter });
     pods.add("p1");
     pods.add("p2");
     nodes.add("n1");
-    const m = await collect(reader);
+    const m = await metrics.collect();
     assert.equal(value(m, "workqueue_depth", "pods"), 2);
     assert.equal(value(m, "workqueue_depth", "nodes"), 1);
     assert.equal(value(m, "workqueue_adds_total", "pods"), 2);
@@ -118,11 +96,11 @@ describe("work queue metrics", () => {
   });
 
   it("counts a re-add during processing in depth and adds", async () => {
-    const queue = new WorkQueue<string>({ name: "q", clock, meter: provider.getMeter("tessera") });
+    const queue = new WorkQueue<string>({ name: "q", clock, meter: metrics.meter });
     queue.add("a");
     queue.tryGet();
     queue.add("a");
-    const m = await collect(reader);
+    const m = await metrics.collect();
     assert.equal(value(m, "workqueue_depth", "q"), 1);
     assert.equal(value(m, "workqueue_adds_total", "q"), 2);
   });

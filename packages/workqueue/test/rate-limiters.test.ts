@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
+import { FakeClock } from "@tessera/core/testing";
 import {
   BucketRateLimiter,
   ExponentialFailureRateLimiter,
-  FakeClock,
   FastSlowRateLimiter,
   MaxOfRateLimiter,
   WorkQueue,
@@ -80,7 +80,7 @@ describe("rate limiters", () => {
     });
 
     it("with one token per second and a burst of one, the second retry waits a second", () => {
-      const clock = new FakeClock(10_000);
+      const clock = new FakeClock({ startMs: 10_000 });
       const limiter = new BucketRateLimiter<string>({ qps: 1, burst: 1, clock });
       assert.equal(limiter.when("a"), 0);
       assert.equal(limiter.when("a"), 1_000);

@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { ExponentialFailureRateLimiter, FakeClock, LOW_PRIORITY, WorkQueue } from "../src/index.js";
+import { FakeClock } from "@tessera/core/testing";
+import { ExponentialFailureRateLimiter, LOW_PRIORITY, WorkQueue } from "../src/index.js";
 
 // A small reference model of the queue, written from the documented rules
 // (not from the implementation), run side by side with the real queue over
@@ -15,7 +16,7 @@ type Op =
   | { kind: "done"; item: string }
   | { kind: "forget"; item: string }
   | { kind: "advance"; ms: number }
-  | { kind: "shutDown" };
+  | { kind: "close" };
 
 const items = ["a", "b", "c", "d", "e"];
 const item = fc.constantFrom(...items);
@@ -43,7 +44,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       ms: fc.constantFrom(1, 4, 10, 100, 999, 1_000, 5_000, 30_000),
     }),
   },
-  { weight: 1, arbitrary: fc.constant({ kind: "shutDown" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "close" as const }) },
 );
 
 /** The bucket width rule, restated from the documentation. */
@@ -147,7 +148,7 @@ class Model {
     this.now = target;
   }
 
-  shutDown(): void {
+  close(): void {
     if (!this.closed) this.delayed.clear();
     this.closed = true;
     for (const id of this.waiters.splice(0)) this.expected.set(id, undefined);
@@ -244,9 +245,9 @@ async function run(ops: Op[]): Promise<void> {
         clock.advanceSync(o.ms);
         model.advance(o.ms);
         break;
-      case "shutDown":
-        queue.shutDown();
-        model.shutDown();
+      case "close":
+        queue.close();
+        model.close();
         break;
     }
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -256,7 +257,7 @@ async function run(ops: Op[]): Promise<void> {
     assert.equal(stats.processing, model.processing.size, "processing");
     assert.equal(stats.depth, model.dirty.size, "dirty");
     assert.equal(stats.delayed, model.delayed.size, "delayed");
-    assert.equal(stats.droppedAfterShutdown, model.dropped, "dropped");
+    assert.equal(stats.droppedAfterClose, model.dropped, "dropped");
     assert.equal(stats.ignoredDone, model.ignoredDone, "ignored done");
     assert.deepEqual(resolved, model.expected, "what each get() resolved to");
     assert.deepEqual([...holders].sort(), [...model.processing].sort(), "holders are the processing items");
@@ -283,7 +284,7 @@ async function run(ops: Op[]): Promise<void> {
 }
 
 describe("WorkQueue against a reference model", () => {
-  it("agrees with the model on random sequences of add, addAfter, get, done, forget and shutdown", async () => {
+  it("agrees with the model on random sequences of add, addAfter, get, done, forget and close", async () => {
     await fc.assert(fc.asyncProperty(fc.array(op, { maxLength: 120 }), run), { numRuns: 400 });
   });
 });

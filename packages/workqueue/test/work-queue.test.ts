@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { FakeClock, LOW_PRIORITY, WorkQueue, type LogFields, type Logger } from "../src/index.js";
+import { CapturingLogger, FakeClock } from "@tessera/core/testing";
+import { LOW_PRIORITY, WorkQueue } from "../src/index.js";
 
 function newQueue(clock = new FakeClock()): WorkQueue<string> {
   return new WorkQueue<string>({ name: "test", clock });
@@ -150,37 +151,37 @@ describe("WorkQueue", () => {
     });
   });
 
-  describe("shutdown", () => {
-    it("drops and counts adds after shutdown", () => {
+  describe("close and drain", () => {
+    it("drops and counts adds after close", () => {
       const queue = newQueue();
-      queue.shutDown();
+      queue.close();
       queue.add("a");
       queue.addAfter("b", 1_000);
       queue.addRateLimited("c");
       assert.equal(queue.len(), 0);
-      assert.equal(queue.stats().droppedAfterShutdown, 3);
-      assert.equal(queue.shuttingDown(), true);
+      assert.equal(queue.stats().droppedAfterClose, 3);
+      assert.equal(queue.closed, true);
     });
 
     it("answers undefined to waiting gets, and hands out what is still ready first", async () => {
       const queue = newQueue();
       const waiting = queue.get();
-      queue.shutDown();
+      queue.close();
       assert.equal(await waiting, undefined);
 
       const other = newQueue();
       other.add("a");
-      other.shutDown();
+      other.close();
       assert.equal(await other.get(), "a");
       assert.equal(await other.get(), undefined);
     });
 
-    it("keeps done working: an item re-added before the shutdown comes back once more", async () => {
+    it("keeps done working: an item re-added before the close comes back once more", async () => {
       const queue = newQueue();
       queue.add("a");
       assert.equal(await queue.get(), "a");
       queue.add("a");
-      queue.shutDown();
+      queue.close();
       queue.done("a");
       assert.equal(await queue.get(), "a");
       queue.done("a");
@@ -191,18 +192,18 @@ describe("WorkQueue", () => {
       const clock = new FakeClock();
       const queue = newQueue(clock);
       queue.addAfter("a", 5_000);
-      queue.shutDown();
+      queue.close();
       assert.equal(clock.pendingTimers, 0);
       clock.advanceSync(10_000);
       assert.equal(queue.len(), 0);
     });
 
-    it("shutDownWithDrain waits until everything handed out is done and nothing is ready", async () => {
+    it("drain waits until everything handed out is done and nothing is ready", async () => {
       const queue = newQueue();
       queue.add("a");
       queue.add("b");
       assert.equal(await queue.get(), "a");
-      const drained = queue.shutDownWithDrain();
+      const drained = queue.drain();
       assert.equal((await settledValue(drained)).settled, false);
       queue.done("a");
       assert.equal((await settledValue(drained)).settled, false, "b is still ready");
@@ -211,23 +212,22 @@ describe("WorkQueue", () => {
       assert.equal((await settledValue(drained)).settled, true);
     });
 
-    it("shutDownWithDrain on an idle queue resolves at once; shutDown ends a pending drain", async () => {
-      assert.equal((await settledValue(newQueue().shutDownWithDrain())).settled, true);
+    it("drain on an idle queue resolves at once; close ends a pending drain", async () => {
+      assert.equal((await settledValue(newQueue().drain())).settled, true);
       const queue = newQueue();
       queue.add("a");
       await queue.get();
-      const drained = queue.shutDownWithDrain();
-      queue.shutDown();
+      const drained = queue.drain();
+      queue.close();
       assert.equal((await settledValue(drained)).settled, true);
     });
 
-    it("logs the shutdown with the queue's name", () => {
-      const lines: { message: string; fields?: LogFields }[] = [];
-      const record = (message: string, fields?: LogFields) => void lines.push({ message, fields });
-      const logger: Logger = { debug: record, info: record, warn: record, error: record };
+    it("logs the close with the queue's name", () => {
+      const logger = new CapturingLogger();
+      const lines = logger.lines;
       const queue = new WorkQueue<string>({ name: "pods", clock: new FakeClock(), logger });
       queue.add("a");
-      queue.shutDown();
+      queue.close();
       queue.add("b");
       assert.ok(lines.some((l) => /shutting down/.test(l.message) && l.fields?.["queue"] === "pods"));
       assert.ok(lines.some((l) => /dropped/.test(l.message) && l.fields?.["item"] === "b"));

@@ -1,15 +1,15 @@
 import { strict as assert } from "node:assert";
+import type { Logger } from "@tessera/core";
+import { CapturingLogger, FakeClock } from "@tessera/core/testing";
 import {
-  FakeClock,
   WorkItemError,
   WorkItemTimeoutError,
   WorkQueue,
   WorkerPool,
   WorkerPoolStoppedError,
-  type LogFields,
-  type Logger,
   type WorkContext,
   type WorkResult,
+  type WorkerPoolOutcome,
 } from "../src/index.js";
 
 interface Deferred<V> {
@@ -74,53 +74,64 @@ function fail(call: Call, error: unknown): void {
   call.result.reject(error);
 }
 
-function recordingLogger(): {
-  logger: Logger;
-  lines: { level: string; message: string; fields?: LogFields }[];
-} {
-  const lines: { level: string; message: string; fields?: LogFields }[] = [];
-  const at =
-    (level: string) =>
-    (message: string, fields?: LogFields): void =>
-      void lines.push({ level, message, fields });
-  return { logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }, lines };
+/** A pool's run, and its stop: aborting the run's signal. */
+interface Running {
+  outcome: Promise<WorkerPoolOutcome<string>>;
+  /** Aborts the run's signal; resolves with the run's outcome. */
+  stop(): Promise<WorkerPoolOutcome<string>>;
 }
 
 describe("WorkerPool", () => {
   let clock: FakeClock;
   let queue: WorkQueue<string>;
   let handler: ControlledHandler;
-  let pools: WorkerPool<string>[];
+  let runs: Running[];
 
   function newPool(
     options: {
       concurrency?: number;
       timeoutMs?: number;
+      drainTimeoutMs?: number;
       logger?: Logger;
       onError?: (e: WorkItemError<string>) => void;
     } = {},
   ) {
-    const pool = new WorkerPool<string>({ queue, clock, handler: handler.handle, ...options });
-    pools.push(pool);
-    return pool;
+    return new WorkerPool<string>({ queue, clock, handler: handler.handle, ...options });
+  }
+
+  /** Runs `pool` until the test (or the teardown) stops it. */
+  function start(pool: WorkerPool<string>): Running {
+    const controller = new AbortController();
+    const outcome = pool.run(controller.signal);
+    const running = {
+      outcome,
+      stop: () => {
+        controller.abort();
+        return outcome;
+      },
+    };
+    runs.push(running);
+    return running;
   }
 
   beforeEach(() => {
     clock = new FakeClock();
     queue = new WorkQueue<string>({ name: "pool-test", clock });
     handler = new ControlledHandler();
-    pools = [];
+    runs = [];
   });
 
   afterEach(async () => {
     for (const call of handler.open()) finish(call);
-    for (const pool of pools) await pool.stop({ deadlineMs: 0 });
+    const stopped = Promise.all(runs.map((r) => r.stop()));
+    await clock.advance(30_000); // past any drain timeout
+    await stopped;
   });
 
   it("runs at most `concurrency` items at once and takes the rest as slots free up", async () => {
     const pool = newPool({ concurrency: 3 });
     for (let i = 0; i < 10; i++) queue.add(`k${i}`);
-    pool.start();
+    start(pool);
     await clock.flush();
     assert.equal(handler.running, 3);
     assert.equal(queue.len(), 7, "items not started stay in the queue");
@@ -140,7 +151,7 @@ describe("WorkerPool", () => {
 
   it("never processes one item twice at once; an add during processing runs it again afterwards", async () => {
     const pool = newPool({ concurrency: 4 });
-    pool.start();
+    start(pool);
     queue.add("a");
     await clock.flush();
     queue.add("a");
@@ -158,9 +169,10 @@ describe("WorkerPool", () => {
 
   it("a throw requeues the item with rate limiting, reports it, and the pool keeps going", async () => {
     const errors: WorkItemError<string>[] = [];
-    const { logger, lines } = recordingLogger();
+    const logger = new CapturingLogger();
+    const lines = logger.lines;
     const pool = newPool({ onError: (e) => errors.push(e), logger });
-    pool.start();
+    start(pool);
     queue.add("a");
     await clock.flush();
     fail(handler.calls[0]!, new Error("conflict writing status"));
@@ -184,11 +196,11 @@ describe("WorkerPool", () => {
     queue.add("b");
     await clock.flush();
     assert.equal(handler.calls[1]?.item, "b", "the pool survived");
-    finish(handler.calls[1]!);
+    finish(handler.calls[1]);
     await clock.advance(5);
     assert.equal(handler.calls[2]?.item, "a", "retried after the 5 ms backoff");
     assert.equal(handler.calls[2]?.context.attempt, 1);
-    finish(handler.calls[2]!);
+    finish(handler.calls[2]);
     await clock.flush();
     assert.equal(queue.numRequeues("a"), 0, "forgotten after success");
   });
@@ -207,8 +219,7 @@ describe("WorkerPool", () => {
         return undefined;
       },
     });
-    pools.push(pool);
-    pool.start();
+    start(pool);
     queue.add("a");
     await clock.advance(5);
     await clock.advance(10);
@@ -218,7 +229,7 @@ describe("WorkerPool", () => {
 
   it("requeueAfterMs brings the item back after that delay and forgets its failures", async () => {
     const pool = newPool();
-    pool.start();
+    start(pool);
     queue.addRateLimited("a");
     await clock.advance(5);
     assert.equal(handler.calls.length, 1);
@@ -231,12 +242,12 @@ describe("WorkerPool", () => {
     assert.equal(handler.calls.length, 2);
   });
 
-  it("requeue: true brings the item back with rate limiting", async () => {
+  it("a throw (what requeue: true used to ask) brings the item back with rate limiting", async () => {
     const pool = newPool();
-    pool.start();
+    start(pool);
     queue.add("a");
     await clock.flush();
-    finish(handler.calls[0]!, { requeue: true });
+    fail(handler.calls[0]!, new Error("not ready yet"));
     await clock.flush();
     assert.equal(queue.numRequeues("a"), 1);
     await clock.advance(5);
@@ -246,7 +257,7 @@ describe("WorkerPool", () => {
   it("a per-item timeout aborts the handler's signal, frees the slot, and requeues only once the handler returns", async () => {
     const errors: WorkItemError<string>[] = [];
     const pool = newPool({ concurrency: 1, timeoutMs: 1_000, onError: (e) => errors.push(e) });
-    pool.start();
+    start(pool);
     queue.add("slow");
     queue.add("next");
     await clock.flush();
@@ -271,7 +282,7 @@ describe("WorkerPool", () => {
     assert.equal(errors.length, 1);
     assert.ok(errors[0]!.cause instanceof WorkItemTimeoutError);
     assert.equal(queue.numRequeues("slow"), 1);
-    finish(handler.calls[1]!);
+    finish(handler.calls[1]);
     await clock.flush();
     assert.equal(handler.calls[2]?.item, "slow", "the add made during the overrun");
     assert.equal(handler.overlap, false);
@@ -279,7 +290,7 @@ describe("WorkerPool", () => {
 
   it("a handler that finishes in time is not aborted", async () => {
     const pool = newPool({ timeoutMs: 1_000 });
-    pool.start();
+    start(pool);
     queue.add("a");
     await clock.flush();
     await clock.advance(500);
@@ -290,12 +301,12 @@ describe("WorkerPool", () => {
     assert.equal(clock.pendingTimers, 0);
   });
 
-  it("stop waits for the items in flight, leaves the rest unprocessed and shuts the queue down", async () => {
-    const pool = newPool({ concurrency: 2 });
+  it("stop waits for the items in flight, leaves the rest unprocessed and closes the queue", async () => {
+    const pool = newPool({ concurrency: 2, drainTimeoutMs: 10_000 });
     for (const key of ["a", "b", "c"]) queue.add(key);
-    pool.start();
+    const running = start(pool);
     await clock.flush();
-    const stopped = pool.stop({ deadlineMs: 10_000 });
+    const stopped = running.stop();
     let outcome: { drained: boolean; abandoned: string[] } | undefined;
     void stopped.then((r) => (outcome = r));
     await clock.advance(1_000);
@@ -310,19 +321,20 @@ describe("WorkerPool", () => {
       ["a", "b"],
       "c was never started",
     );
-    assert.equal(queue.shuttingDown(), true);
+    assert.equal(queue.closed, true);
     queue.add("d");
-    assert.equal(queue.stats().droppedAfterShutdown, 1);
-    assert.equal(await pool.stop(), outcome, "a second stop returns the same outcome");
+    assert.equal(queue.stats().droppedAfterClose, 1);
+    assert.equal(await running.stop(), outcome, "a second stop returns the same outcome");
   });
 
-  it("at the stop deadline aborts the handlers still running and reports them abandoned", async () => {
-    const { logger, lines } = recordingLogger();
-    const pool = newPool({ concurrency: 2, logger });
+  it("at the drain timeout aborts the handlers still running and reports them abandoned", async () => {
+    const logger = new CapturingLogger();
+    const lines = logger.lines;
+    const pool = newPool({ concurrency: 2, drainTimeoutMs: 5_000, logger });
     queue.add("stuck");
-    pool.start();
+    const running = start(pool);
     await clock.flush();
-    const stopped = pool.stop({ deadlineMs: 5_000 });
+    const stopped = running.stop();
     await clock.advance(5_000);
     const outcome = await stopped;
     assert.deepEqual(outcome, { drained: false, abandoned: ["stuck"] });
@@ -334,22 +346,22 @@ describe("WorkerPool", () => {
     assert.equal(queue.stats().processing, 0, "marked done when it finally returns");
   });
 
-  it("a handler that reads its signal only after the stop deadline sees it aborted", async () => {
+  it("a handler that reads its signal only after the drain timeout sees it aborted", async () => {
     let release: () => void = () => {};
     let seen: AbortSignal | undefined;
     const pool = new WorkerPool<string>({
       queue,
       clock,
+      drainTimeoutMs: 100,
       handler: async (_item, context) => {
         await new Promise<void>((resolve) => (release = resolve));
         seen = context.signal;
       },
     });
-    pools.push(pool);
     queue.add("a");
-    pool.start();
+    const running = start(pool);
     await clock.flush();
-    const stopped = pool.stop({ deadlineMs: 100 });
+    const stopped = running.stop();
     await clock.advance(100);
     assert.deepEqual(await stopped, { drained: false, abandoned: ["a"] });
     release();
@@ -363,7 +375,7 @@ describe("WorkerPool", () => {
         throw new Error("bad callback");
       },
     });
-    pool.start();
+    start(pool);
     queue.add("a");
     await clock.flush();
     fail(handler.calls[0]!, new Error("boom"));
@@ -373,15 +385,53 @@ describe("WorkerPool", () => {
     assert.equal(handler.calls[1]?.item, "b");
   });
 
-  it("stop before start shuts the queue down; start after stop throws", async () => {
+  it("a run whose signal already aborted closes the queue; a run after stop rejects", async () => {
     const pool = newPool();
-    assert.deepEqual(await pool.stop(), { drained: true, abandoned: [] });
-    assert.equal(queue.shuttingDown(), true);
-    assert.throws(() => pool.start(), /start after stop/);
+    assert.deepEqual(await pool.run(AbortSignal.abort()), { drained: true, abandoned: [] });
+    assert.equal(queue.closed, true);
+    await assert.rejects(pool.run(new AbortController().signal), /start after stop/);
+  });
+
+  it("a run whose signal already aborted takes no item, not even one that is ready", async () => {
+    const pool = newPool();
+    queue.add("a");
+    assert.deepEqual(await pool.run(AbortSignal.abort()), { drained: true, abandoned: [] });
+    await clock.flush();
+    assert.equal(handler.calls.length, 0);
+    assert.equal(queue.len(), 1, "left in the closed queue");
+  });
+
+  it("a second run while running rejects, and the first run carries on", async () => {
+    const pool = newPool();
+    const running = start(pool);
+    await assert.rejects(pool.run(new AbortController().signal), /already running/);
+    queue.add("a");
+    await clock.flush();
+    assert.equal(handler.calls.length, 1);
+    finish(handler.calls[0]!);
+    assert.deepEqual(await running.stop(), { drained: true, abandoned: [] });
+  });
+
+  it("waits 30 s for the items in flight by default", async () => {
+    const pool = newPool();
+    queue.add("slow");
+    const running = start(pool);
+    await clock.flush();
+    let outcome: WorkerPoolOutcome<string> | undefined;
+    void running.stop().then((r) => (outcome = r));
+    await clock.advance(29_999);
+    assert.equal(outcome, undefined);
+    await clock.advance(1);
+    assert.deepEqual(outcome, { drained: false, abandoned: ["slow"] });
   });
 
   it("rejects a concurrency below one and a non-positive timeout", () => {
     assert.throws(() => new WorkerPool({ queue, handler: handler.handle, concurrency: 0 }), RangeError);
     assert.throws(() => new WorkerPool({ queue, handler: handler.handle, timeoutMs: 0 }), RangeError);
+  });
+
+  it("rejects a negative or NaN drain timeout", () => {
+    assert.throws(() => new WorkerPool({ queue, handler: handler.handle, drainTimeoutMs: -1 }), RangeError);
+    assert.throws(() => new WorkerPool({ queue, handler: handler.handle, drainTimeoutMs: NaN }), RangeError);
   });
 });
