@@ -122,6 +122,7 @@ member.fence.addEventListener("abort", () => {
 const pool = new WorkerPool<string>({
   queue,
   concurrency: WORKERS,
+  drainTimeoutMs: 5_000,
   handler: async (key) => {
     // Guard, registration and the start line happen in one synchronous step,
     // so an onAssignment that runs after the guard passed sees this reconcile.
@@ -164,7 +165,8 @@ const reportSynced = setInterval(() => {
   clearInterval(reportSynced);
   emit({ ev: "synced" });
 }, 50);
-pool.start();
+const stopPooling = new AbortController();
+const pooling = pool.run(stopPooling.signal);
 const membership = member.run(leave.signal);
 if (!(await member.joined())) await membership; // rejects with why it could not join
 const coordinating = coordinator.run(stopCoordinating.signal);
@@ -188,7 +190,8 @@ process.once("SIGTERM", () => {
     // Releases every slot through onAssignment (waiting for their reconciles), then the Lease.
     leave.abort();
     await membership;
-    await pool.stop({ deadlineMs: 5_000 });
+    stopPooling.abort();
+    await pooling;
     stopWatching.abort();
     await watching;
     emit({ ev: "stopped", t: now() });

@@ -81,7 +81,7 @@ describe("a SharedIndexInformer fed by a ShardedReflector (its source option), o
       // Slots 0-7: half of the space.
       const first = [0, 1, 2, 3, 4, 5, 6, 7];
       await sharded.setSlots(first, space);
-      await informer.whenSynced();
+      await informer.waitForSync();
       const cachedNames = () =>
         informer.lister
           .list()
@@ -176,7 +176,7 @@ describe("a SharedIndexInformer fed by a ShardedReflector (its source option), o
     const running = informer.run(stop.signal);
     try {
       await sharded.setSlots(owned, space);
-      await informer.whenSynced();
+      await informer.waitForSync();
       const first = keysIn([0, 1]);
       assert.ok(first.length > 0 && first.length < created.length, "slots 0-1 hold some namespaces, not all");
       assert.deepEqual(cachedKeys(), first);
