@@ -60,6 +60,7 @@ async function settled(ids) {
 }
 
 const live = () => [...replicas.keys()];
+/** @type {Array<[string, number]>} */
 const results = [];
 let t = performance.now();
 for (const id of ["pod-0", "pod-1", "pod-2", "pod-3"]) await startReplica(id);

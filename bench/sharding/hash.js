@@ -12,6 +12,7 @@ function bigintPerByte(s) {
   return h;
 }
 const space = new SlotSpace(256);
+/** @type {Array<[string, (uid: string) => number]>} */
 const cases = [
   ["fnv1a64Words (two 32-bit halves)", (u) => fnv1a64Words(u).lo],
   ["SlotSpace.slotOfKey (hash + slot)", (u) => space.slotOfKey(u)],

@@ -15,7 +15,7 @@ export type { BackoffOptions } from "./backoff.js";
 export { TimeoutError, timeoutScope, whenAborted, raceAbort, toError } from "./abort.js";
 export type { AbortScope } from "./abort.js";
 export type { Runnable, Syncable } from "./runnable.js";
-export { resolveInstrumentation } from "./instrumentation.js";
+export { resolveInstrumentation, isNoopMeter } from "./instrumentation.js";
 export type { Instrumentation, ResolvedInstrumentation } from "./instrumentation.js";
 export { MetricGroup } from "./metric-group.js";
 export type {

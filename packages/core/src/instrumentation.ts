@@ -1,4 +1,4 @@
-import { metrics, trace, type Meter, type Tracer } from "@opentelemetry/api";
+import { createNoopMeter, metrics, trace, type Meter, type Tracer } from "@opentelemetry/api";
 import { SystemClock, type Clock } from "./clock.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { defaultRandom, type RandomSource } from "./random.js";
@@ -36,4 +36,13 @@ export function resolveInstrumentation(options: Instrumentation, scope: string):
     meter: options.meter ?? metrics.getMeter(scope),
     tracer: options.tracer ?? trace.getTracer(scope),
   });
+}
+
+/**
+ * Whether `meter` is OpenTelemetry's no-op meter (what the global meter is
+ * until an SDK is registered). A hot path may skip the clock readings behind
+ * its measurements then: nothing would record them.
+ */
+export function isNoopMeter(meter: Meter): boolean {
+  return meter === createNoopMeter();
 }

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import { resolveInstrumentation, silentLogger, SystemClock, withFields } from "../src/index.js";
-import { CapturingLogger, FakeClock } from "../src/testing/index.js";
+import { isNoopMeter, resolveInstrumentation, silentLogger, SystemClock, withFields } from "../src/index.js";
+import { CapturingLogger, FakeClock, TestMetrics } from "../src/testing/index.js";
 
 describe("withFields", () => {
   it("adds the component's fields to every line; a line's own fields win", () => {
@@ -40,5 +40,12 @@ describe("resolveInstrumentation", () => {
     const r = resolved.random();
     assert.ok(r >= 0 && r < 1);
     assert.ok(Object.isFrozen(resolved));
+  });
+
+  it("tells the global no-op meter from a real one", async () => {
+    assert.equal(isNoopMeter(resolveInstrumentation({}, "@tessera/test").meter), true);
+    const metrics = new TestMetrics();
+    assert.equal(isNoopMeter(metrics.meter), false);
+    await metrics.close();
   });
 });

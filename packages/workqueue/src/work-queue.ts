@@ -1,5 +1,5 @@
-import { createNoopMeter } from "@opentelemetry/api";
 import {
+  isNoopMeter,
   resolveInstrumentation,
   withFields,
   type Clock,
@@ -126,14 +126,13 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     // The global meter is the no-op one until an SDK is registered. Timing every
     // add, hand-out and done for it would cost more than the queue itself
     // (three clock readings per item), so such a queue keeps no metrics.
-    this.metrics =
-      tools.meter === createNoopMeter()
-        ? undefined
-        : new QueueMetrics(tools.meter, this.name, {
-            depth: () => this.dirtyCount,
-            processingSince: () => this.processingSince(),
-            now: () => this.clock.now(),
-          });
+    this.metrics = isNoopMeter(tools.meter)
+      ? undefined
+      : new QueueMetrics(tools.meter, this.name, {
+          depth: () => this.dirtyCount,
+          processingSince: () => this.processingSince(),
+          now: () => this.clock.now(),
+        });
   }
 
   /**
