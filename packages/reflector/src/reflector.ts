@@ -1,6 +1,15 @@
-import { metrics, SpanStatusCode, trace, type Meter, type Span, type Tracer } from "@opentelemetry/api";
-import { Backoff, type BackoffOptions } from "./backoff.js";
-import { sleep, SystemClock, type Clock } from "./clock.js";
+import { SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  Backoff,
+  resolveInstrumentation,
+  sleep,
+  type BackoffOptions,
+  type Clock,
+  type Instrumentation,
+  type LogFields,
+  type Logger,
+  type RandomSource,
+} from "@tessera/core";
 import { compareWithList, objectVersion, type SnapshotVersions } from "./consistency-check.js";
 import type { KubeObject } from "./kube-object.js";
 import type { ListerWatcher } from "./lister-watcher.js";
@@ -13,10 +22,8 @@ import {
   WatchListInconsistencyError,
   type ListWatchErrorContext,
 } from "./list-watch-error.js";
-import { silentLogger, type LogFields, type Logger } from "./logger.js";
 import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
 import { choosePageSize, listAllPages } from "./pager.js";
-import type { RandomSource } from "./random.js";
 import { ReflectorMetrics, type SyncMode } from "./reflector-metrics.js";
 import type { ReflectorStore } from "./store.js";
 import { isInitialEventsEndBookmark, type WatchEvent } from "./watch-event.js";
@@ -28,8 +35,13 @@ export const MIN_WATCH_TIMEOUT_SECONDS = 300;
 /** A watch that ends cleanly this soon without a single event is treated as a failure (and backed off). */
 const SHORT_WATCH_MS = 1000;
 
-/** Options of a {@link Reflector}. */
-export interface ReflectorOptions<T extends KubeObject> {
+/**
+ * Options of a {@link Reflector}. Its clock, random source, logger, meter and
+ * tracer ({@link Instrumentation}) default to the system clock,
+ * `Math.random`, the silent logger and the global `@tessera/reflector` meter
+ * and tracer.
+ */
+export interface ReflectorOptions<T extends KubeObject> extends Instrumentation {
   /** Where the collection comes from. */
   listerWatcher: ListerWatcher<T>;
   /** Where it goes: an {@link IndexedStore}, a {@link DeltaFIFO}, or any {@link ReflectorStore}. */
@@ -101,13 +113,6 @@ export interface ReflectorOptions<T extends KubeObject> {
   env?: Record<string, string | undefined>;
   /** Called with every failed list or watch (after it was logged); the reflector retries on its own. */
   onError?: (err: unknown) => void;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  /** Default: the global OpenTelemetry meter provider's `@tessera/reflector` meter (a no-op unless an SDK is set up). */
-  meter?: Meter;
-  /** Default: the global OpenTelemetry tracer provider's `@tessera/reflector` tracer. */
-  tracer?: Tracer;
 }
 
 /** Raised by {@link Reflector.run} when called while a run is already going on. */
@@ -187,15 +192,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.store = options.store;
     const where = this.lw.namespace ? ` in ${this.lw.namespace}` : "";
     this.name = options.name ?? `${this.lw.resource}${where}`;
-    this.clock = options.clock ?? new SystemClock();
-    this.random = options.random ?? Math.random;
-    this.logger = options.logger ?? silentLogger;
-    this.tracer = options.tracer ?? trace.getTracer("@tessera/reflector");
-    this.metrics = new ReflectorMetrics(
-      options.meter ?? metrics.getMeter("@tessera/reflector"),
-      this.name,
-      this.lw.resource,
-    );
+    const { clock, random, logger, meter, tracer } = resolveInstrumentation(options, "@tessera/reflector");
+    this.clock = clock;
+    this.random = random;
+    this.logger = logger;
+    this.tracer = tracer;
+    this.metrics = new ReflectorMetrics(meter, this.name, this.lw.resource);
     this.backoff = new Backoff(this.clock, this.random, options.backoff);
     this.keyOf = options.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
     this.transform = options.transform;

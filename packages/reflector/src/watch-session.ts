@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "./clock.js";
+import type { Clock, Timer } from "@tessera/core";
 import type { KubeObject } from "./kube-object.js";
 import type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
 import type { WatchOptions } from "./list-options.js";

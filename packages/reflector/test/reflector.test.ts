@@ -1,9 +1,9 @@
 import { strict as assert } from "node:assert";
+import { CapturingLogger, FakeClock, TestMetrics } from "@tessera/core/testing";
 import {
   ApiStatusError,
   ConnectionError,
   DeltaFIFO,
-  FakeClock,
   IndexedStore,
   Reflector,
   ReflectorRunningError,
@@ -12,8 +12,6 @@ import {
   type ReflectorOptions,
   type Status,
 } from "../src/index.js";
-import { CaptureLogger } from "./support/capture-logger.js";
-import { TestMetrics } from "./support/metric-reader.js";
 import {
   added,
   bookmark,
@@ -43,7 +41,7 @@ interface Harness {
   lw: ScriptedListerWatcher<TestObject>;
   store: RecordingStore<TestObject>;
   reflector: Reflector<TestObject>;
-  logger: CaptureLogger;
+  logger: CapturingLogger;
   metrics: TestMetrics;
   errors: unknown[];
   stop: AbortController;
@@ -54,7 +52,7 @@ function start(options: Partial<ReflectorOptions<TestObject>> = {}, random = 0.5
   const clock = new FakeClock();
   const lw = new ScriptedListerWatcher<TestObject>(clock);
   const store = new RecordingStore<TestObject>();
-  const logger = new CaptureLogger();
+  const logger = new CapturingLogger();
   const metrics = new TestMetrics();
   const errors: unknown[] = [];
   const reflector = new Reflector<TestObject>({
@@ -76,7 +74,7 @@ function start(options: Partial<ReflectorOptions<TestObject>> = {}, random = 0.5
 async function finish(h: Harness): Promise<void> {
   h.stop.abort();
   await h.done;
-  await h.metrics.shutdown();
+  await h.metrics.close();
 }
 
 /** Syncs a harness by LIST (watch-list off) to `items` at `rv` and returns the watch that follows. */
@@ -656,7 +654,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       assert.equal(w.aborted, true, "the reflector stopped");
       assert.equal(h.logger.matching(/CONSISTENCY CHECK FAILED/, "error").length, 1);
       assert.equal(await h.metrics.sum("tessera_reflector_consistency_check_failures_total"), 1);
-      await h.metrics.shutdown();
+      await h.metrics.close();
     });
   });
 
@@ -667,7 +665,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       h.stop.abort();
       await h.done;
       assert.equal(w.aborted, true);
-      await h.metrics.shutdown();
+      await h.metrics.close();
     });
 
     it("stops during a backoff wait without waiting it out", async () => {
@@ -677,7 +675,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       h.stop.abort();
       await h.done;
       assert.equal(h.clock.pendingTimers, 0);
-      await h.metrics.shutdown();
+      await h.metrics.close();
     });
 
     it("refuses a second concurrent run", async () => {

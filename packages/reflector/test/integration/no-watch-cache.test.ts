@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { CapturingLogger } from "@tessera/core/testing";
 import { useControlPlane } from "@tessera/testenv";
 import {
   IndexedStore,
@@ -17,7 +18,6 @@ import {
   waitFor,
   waitForStoreEqualToList,
 } from "../support/cluster.js";
-import { CaptureLogger } from "../support/capture-logger.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
 
 const NS = "paged";
@@ -61,7 +61,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
     const kc = env.cp.kubeConfig;
     const store = new IndexedStore<KubeObject>();
     const errors: unknown[] = [];
-    const logger = new CaptureLogger();
+    const logger = new CapturingLogger();
     const reflector = new Reflector({
       listerWatcher: new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
       store,

@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   IndexedStore,
@@ -18,7 +19,6 @@ import {
   waitForStoreEqualToList,
 } from "../support/cluster.js";
 import { CorruptingProxy } from "../support/corrupting-proxy.js";
-import { TestMetrics } from "../support/metric-reader.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
 import { RecordingStore } from "../support/recording-store.js";
 
@@ -68,7 +68,7 @@ describe("recovery against a real kube-apiserver", function () {
       stop.abort();
       await done;
     } finally {
-      await metrics.shutdown();
+      await metrics.close();
       await proxy.stop();
     }
   });
@@ -180,7 +180,7 @@ describe("recovery against a real kube-apiserver", function () {
       stop.abort();
       await done;
     } finally {
-      await metrics.shutdown();
+      await metrics.close();
       await proxy.stop();
     }
   });
