@@ -49,10 +49,11 @@ export interface ReflectorOptions<T extends KubeObject> extends Instrumentation 
   /** Names the reflector in logs and metrics; default the resource (and namespace). */
   name?: string;
   /**
-   * Sync by watch-list (one WATCH with sendInitialEvents) first; default true,
-   * unless the environment has `TESSERA_WATCHLIST=false` (or `0`).
+   * Sync by watch-list (one WATCH with `sendInitialEvents`) first, falling
+   * back to LIST + WATCH when the server cannot; `false` goes straight to
+   * LIST + WATCH. Default: `true`.
    */
-  useWatchList?: boolean;
+  watchList?: boolean;
   /**
    * A page size for LISTs. Unset, the reflector follows client-go's rules
    * ({@link choosePageSize}). Set, it is used for every LIST, which forces
@@ -104,13 +105,10 @@ export interface ReflectorOptions<T extends KubeObject> extends Instrumentation 
   /**
    * After each watch-list sync, LIST at the synced resourceVersion and fail
    * loudly (error log, metric, and `run()` rejects with a
-   * {@link WatchListInconsistencyError}) if the two differ. Default: on when
-   * the environment has `TESSERA_WATCHLIST_CONSISTENCY_CHECK=1`. For tests
-   * and CI, not production.
+   * {@link WatchListInconsistencyError}) if the two differ. It costs one
+   * extra LIST per sync: for tests and CI, not production. Default: `false`.
    */
   consistencyCheck?: boolean;
-  /** Environment read (once, at construction) for the defaults above; default `process.env`. */
-  env?: Record<string, string | undefined>;
   /** Called with every failed list or watch (after it was logged); the reflector retries on its own. */
   onError?: (err: unknown) => void;
 }
@@ -187,7 +185,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
   private readonly pendingChecks = new Set<Promise<void>>();
 
   constructor(options: ReflectorOptions<T>) {
-    const env = options.env ?? process.env;
     this.lw = options.listerWatcher;
     this.store = options.store;
     const where = this.lw.namespace ? ` in ${this.lw.namespace}` : "";
@@ -202,8 +199,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.keyOf = options.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
     this.transform = options.transform;
     this.onError = options.onError;
-    const envWatchList = env.TESSERA_WATCHLIST?.toLowerCase();
-    this.useWatchList = options.useWatchList ?? !(envWatchList === "false" || envWatchList === "0");
+    this.useWatchList = options.watchList ?? true;
     this.userPageSize = options.pageSize;
     this.minWatchTimeoutSeconds = Math.max(
       MIN_WATCH_TIMEOUT_SECONDS,
@@ -211,7 +207,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     );
     this.inactivityMarginMs = options.inactivityMarginMs ?? 30_000;
     this.initialEventsTimeoutMs = options.initialEventsTimeoutMs ?? 60_000;
-    this.consistencyCheck = options.consistencyCheck ?? env.TESSERA_WATCHLIST_CONSISTENCY_CHECK === "1";
+    this.consistencyCheck = options.consistencyCheck ?? false;
     this.logFields = Object.freeze({
       reflector: this.name,
       resource: this.lw.resource,

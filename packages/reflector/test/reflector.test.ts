@@ -62,7 +62,6 @@ function start(options: Partial<ReflectorOptions<TestObject>> = {}, random = 0.5
     random: () => random,
     logger,
     meter: metrics.meter,
-    env: {},
     onError: (err) => errors.push(err),
     ...options,
   });
@@ -303,12 +302,26 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       await finish(h);
     });
 
-    it("can be switched off per reflector and through TESSERA_WATCHLIST=false", async () => {
-      for (const options of [{ useWatchList: false }, { env: { TESSERA_WATCHLIST: "false" } }]) {
+    it("can be switched off per reflector with watchList: false", async () => {
+      for (const options of [{ watchList: false }, { watchList: false, consistencyCheck: true }]) {
         const h = start(options);
         await h.lw.nextList();
         assert.equal(h.reflector.watchListEnabled, false);
         await finish(h);
+      }
+    });
+
+    it("reads no environment variable: TESSERA_WATCHLIST=false leaves watch-list on", async () => {
+      const saved = process.env.TESSERA_WATCHLIST;
+      process.env.TESSERA_WATCHLIST = "false";
+      try {
+        const h = start();
+        await h.lw.nextWatch();
+        assert.equal(h.reflector.watchListEnabled, true);
+        await finish(h);
+      } finally {
+        if (saved === undefined) delete process.env.TESSERA_WATCHLIST;
+        else process.env.TESSERA_WATCHLIST = saved;
       }
     });
   });
@@ -346,15 +359,15 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("relists after a 410 on the resumed watch, replacing the store, and counts it as a relist", async () => {
-      for (const useWatchList of [true, false]) {
-        const h = start({ resumeFrom: "42", useWatchList });
+      for (const watchList of [true, false]) {
+        const h = start({ resumeFrom: "42", watchList });
         h.store.inner.add(cm("a", "40"));
         h.store.inner.add(cm("gone", "41"));
         const w = await h.lw.nextWatch();
         w.fail(eventError(410, "Expired"));
         await h.clock.flush(); // the failed watch's deadline is cancelled: the next timer is the backoff
         await h.clock.advanceToNext();
-        if (useWatchList) {
+        if (watchList) {
           const again = await h.lw.nextWatch();
           assert.equal(again.options.sendInitialEvents, true);
           assert.equal(again.options.resourceVersion, "", "the expired resourceVersion is not reused");
@@ -399,7 +412,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
         [0.5, 450],
         [0.999999, 599],
       ] as const) {
-        const h = start({ useWatchList: false }, random);
+        const h = start({ watchList: false }, random);
         const w = await syncByList(h, "1", []);
         assert.equal(w.options.timeoutSeconds, expected);
         await finish(h);
@@ -407,16 +420,16 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("does not honour a minimum under 5 minutes, and honours one above", async () => {
-      const low = start({ useWatchList: false, minWatchTimeoutSeconds: 10 }, 0);
+      const low = start({ watchList: false, minWatchTimeoutSeconds: 10 }, 0);
       assert.equal((await syncByList(low, "1", [])).options.timeoutSeconds, 300);
       await finish(low);
-      const high = start({ useWatchList: false, minWatchTimeoutSeconds: 400 }, 0.5);
+      const high = start({ watchList: false, minWatchTimeoutSeconds: 400 }, 0.5);
       assert.equal((await syncByList(high, "1", [])).options.timeoutSeconds, 600);
       await finish(high);
     });
 
     it("abandons a watch that receives nothing for its timeout plus the margin, then resumes it", async () => {
-      const h = start({ useWatchList: false, inactivityMarginMs: 30_000 }, 0);
+      const h = start({ watchList: false, inactivityMarginMs: 30_000 }, 0);
       const w = await syncByList(h, "7", [cm("a", "7")]);
       await h.clock.advance(200_000);
       w.emit(bookmark("8"));
@@ -435,7 +448,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
   describe("watch endings", () => {
     it("resumes a cleanly ended watch at once, without relist or backoff", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", [cm("a", "7")]);
       w.emit(modified(cm("a", "8")));
       await h.clock.advance(450_000);
@@ -448,7 +461,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("backs off when a watch closes at once without an event", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", []);
       w.end();
       await h.clock.flush();
@@ -461,7 +474,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
     it("relists after a 410 ERROR event and after an HTTP 410", async () => {
       for (const err of [eventError(410, "Expired"), httpError(410, "Gone")]) {
-        const h = start({ useWatchList: false });
+        const h = start({ watchList: false });
         const w = await syncByList(h, "7", [cm("a", "7"), cm("b", "7")]);
         w.fail(err);
         await h.clock.advanceToNext();
@@ -477,7 +490,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("keeps what was stored when a watch line is malformed, and resumes after the last good event", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", [cm("a", "7"), cm("b", "7")]);
       w.emit(modified(cm("a", "8", { v: "2" })));
       w.fail(new StreamDecodeError(ctx, "undecodable line in the watch stream", '{"type":"MODIF'));
@@ -494,7 +507,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("surfaces a 403 on watch with resource and verb, and retries the watch with backoff", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", []);
       w.fail(httpError(403, "Forbidden"));
       await h.clock.flush();
@@ -510,7 +523,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
   describe("backoff", () => {
     it("waits 800 ms x2 up to 30 s, each plus jitter, between failed lists", async () => {
-      const h = start({ useWatchList: false }, 0.5);
+      const h = start({ watchList: false }, 0.5);
       const delays: number[] = [];
       for (let i = 0; i < 8; i++) {
         const l = await h.lw.nextList();
@@ -530,7 +543,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("starts again from 800 ms after two minutes without a failure", async () => {
-      const h = start({ useWatchList: false }, 0);
+      const h = start({ watchList: false }, 0);
       (await h.lw.nextList()).fail(httpError(500, "InternalError", "list"));
       await h.clock.advance(800);
       (await h.lw.nextList()).fail(httpError(500, "InternalError", "list"));
@@ -554,7 +567,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
   describe("pager rules", () => {
     it("pages the first list at RV 0 by 500 and follows continue tokens without resourceVersion", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const p1 = await h.lw.nextList();
       assert.deepEqual(p1.options, { resourceVersion: "0", limit: 500 });
       p1.respond(list("10", [cm("a", "1")], "tok1"));
@@ -567,7 +580,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("relists with a consistent read after ResourceVersionTooLarge", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "10", [cm("a", "1")]);
       w.fail(httpError(500, "InternalError"));
       await h.clock.advanceToNext();
@@ -593,7 +606,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("keeps paginating after a list at RV 0 came back paginated, and a user page size wins", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const p1 = await h.lw.nextList();
       p1.respond(list("10", [cm("a", "1")], "tok"));
       (await h.lw.nextList()).respond(list("10", [cm("b", "1")]));
@@ -605,13 +618,13 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       assert.deepEqual(relist.options, { resourceVersion: "", limit: 500 });
       await finish(h);
 
-      const user = start({ useWatchList: false, pageSize: 50 });
+      const user = start({ watchList: false, pageSize: 50 });
       assert.deepEqual((await user.lw.nextList()).options, { resourceVersion: "0", limit: 50 });
       await finish(user);
     });
 
     it("restarts a list whose continue token expired as one unpaginated list", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       (await h.lw.nextList()).respond(list("10", [cm("a", "1")], "tok"));
       (await h.lw.nextList()).fail(httpError(410, "Expired", "list"));
       const whole = await h.lw.nextList();
@@ -637,7 +650,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("fails loudly when the snapshot differs from the LIST", async () => {
-      const h = start({ env: { TESSERA_WATCHLIST_CONSISTENCY_CHECK: "1" } });
+      const h = start({ consistencyCheck: true });
       const w = await h.lw.nextWatch();
       w.emit(added(cm("a", "3")), added(cm("b", "5")), endBookmark("10"));
       const check = await h.lw.nextList();
@@ -660,7 +673,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
   describe("lifecycle", () => {
     it("stops through the AbortSignal, closing the open watch", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "1", []);
       h.stop.abort();
       await h.done;
@@ -669,7 +682,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("stops during a backoff wait without waiting it out", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       (await h.lw.nextList()).fail(httpError(500, "InternalError", "list"));
       await h.clock.flush();
       h.stop.abort();
@@ -694,7 +707,6 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
         store: fifo,
         clock,
         random: () => 0,
-        env: {},
       });
       const stop = new AbortController();
       const done = reflector.run(stop.signal);

@@ -37,7 +37,13 @@ describe("fallback to LIST + WATCH on a kube-apiserver without watch-list (Watch
     const store = new IndexedStore<KubeObject>();
     const metrics = new TestMetrics();
     const logger = new CapturingLogger();
-    const reflector = new Reflector({ listerWatcher: lw, store, meter: metrics.meter, logger });
+    const reflector = new Reflector({
+      listerWatcher: lw,
+      store,
+      consistencyCheck: true,
+      meter: metrics.meter,
+      logger,
+    });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
     await waitFor("the reflector to sync", () => reflector.hasSynced());

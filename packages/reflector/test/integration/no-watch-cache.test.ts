@@ -37,7 +37,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
       new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
     );
     const store = new IndexedStore<KubeObject>();
-    const reflector = new Reflector({ listerWatcher: lw, store, useWatchList: false });
+    const reflector = new Reflector({ listerWatcher: lw, store, watchList: false, consistencyCheck: true });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
     await waitFor("the reflector to sync", () => reflector.hasSynced());
@@ -101,7 +101,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
     };
     const lw = new RecordingListerWatcher(compacting);
     const store = new IndexedStore<KubeObject>();
-    const reflector = new Reflector({ listerWatcher: lw, store, useWatchList: false });
+    const reflector = new Reflector({ listerWatcher: lw, store, watchList: false, consistencyCheck: true });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
     await waitFor("the reflector to sync", () => reflector.hasSynced());

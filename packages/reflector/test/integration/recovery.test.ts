@@ -40,6 +40,7 @@ describe("recovery against a real kube-apiserver", function () {
       const reflector = new Reflector({
         listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
         store,
+        consistencyCheck: true,
         meter: metrics.meter,
         onError: (e) => errors.push(e),
       });
@@ -82,6 +83,7 @@ describe("recovery against a real kube-apiserver", function () {
     const reflector = new Reflector({
       listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
+      consistencyCheck: true,
     });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
@@ -132,6 +134,7 @@ describe("recovery against a real kube-apiserver", function () {
       const reflector = new Reflector({
         listerWatcher: lw,
         store,
+        consistencyCheck: true,
         meter: metrics.meter,
         onError: (e) => errors.push(e),
       });

@@ -43,7 +43,11 @@ async function syncOnce(
   check: (store: IndexedStore<KubeObject>) => Promise<void>,
 ): Promise<void> {
   const store = new IndexedStore<KubeObject>();
-  const reflector = new Reflector({ listerWatcher: new KubeListerWatcher(kc, resource, options), store });
+  const reflector = new Reflector({
+    listerWatcher: new KubeListerWatcher(kc, resource, options),
+    store,
+    consistencyCheck: true,
+  });
   const stop = new AbortController();
   const done = reflector.run(stop.signal);
   try {
@@ -66,6 +70,7 @@ async function errorsOf(
   const reflector = new Reflector({
     listerWatcher: new KubeListerWatcher(kc, resource, { namespace: "default" }),
     store: new IndexedStore(),
+    consistencyCheck: true,
     onError: (err) => errors.push({ err, at: performance.now() }),
   });
   const stop = new AbortController();

@@ -123,6 +123,7 @@ describe("watch-list against a real kube-apiserver", function () {
       const reflector = new Reflector({
         listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
         store,
+        consistencyCheck: true,
         meter: metrics.meter,
         logger: onFallback,
       });
@@ -184,6 +185,7 @@ describe("watch-list against a real kube-apiserver", function () {
     const second = new Reflector({
       listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
+      consistencyCheck: true,
       resumeFrom: handedOverAt,
       meter: metrics.meter,
     });
