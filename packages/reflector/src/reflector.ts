@@ -9,6 +9,8 @@ import {
   type LogFields,
   type Logger,
   type RandomSource,
+  type Runnable,
+  type Syncable,
 } from "@tessera/core";
 import { compareWithList, objectVersion, type SnapshotVersions } from "./consistency-check.js";
 import type { KubeObject } from "./kube-object.js";
@@ -140,12 +142,14 @@ export class ReflectorRunningError extends Error {
  * const reflector = new Reflector({ listerWatcher: new KubeListerWatcher(kc, configMaps), store });
  * const stop = new AbortController();
  * const done = reflector.run(stop.signal);
- * // ... reflector.hasSynced() ...
+ * if (await reflector.waitForSync(stop.signal)) {
+ *   // ... store.list() ...
+ * }
  * stop.abort();
  * await done;
  * ```
  */
-export class Reflector<T extends KubeObject = KubeObject> {
+export class Reflector<T extends KubeObject = KubeObject> implements Runnable, Syncable {
   /** The reflector's name in logs and metrics. */
   readonly name: string;
   private readonly lw: ListerWatcher<T>;
@@ -178,6 +182,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
   private relistReason = "initial";
   private resumePending = false;
   private running = false;
+  /** Whether a run ended and no other began since: a wait for the sync then has nothing to wait for. */
+  private stopped = false;
+  /** The pending {@link Reflector.waitForSync} calls. */
+  private readonly syncWaiters = new Set<(synced: boolean) => void>();
   private fatal: unknown;
   private fatalAbort: AbortController | undefined;
   private runSignal: AbortSignal | undefined;
@@ -234,6 +242,27 @@ export class Reflector<T extends KubeObject = KubeObject> {
   }
 
   /**
+   * Resolves `true` once {@link Reflector.hasSynced} is (at once if it
+   * already is), or `false` when `signal` aborts or the run ends first (or
+   * has ended, unsynced, before the call). A wait begun before
+   * {@link Reflector.run} waits for the run. Never rejects.
+   */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (signal?.aborted || this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const onAbort = (): void => done(false);
+      const done = (synced: boolean): void => {
+        this.syncWaiters.delete(done);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(synced);
+      };
+      this.syncWaiters.add(done);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /**
    * The resourceVersion the store is known to be at: of the last sync, event
    * or bookmark (or `resumeFrom`); `""` before the first sync.
    */
@@ -264,6 +293,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     if (this.running) throw new ReflectorRunningError(`reflector ${this.name} is already running`);
     this.running = true;
+    this.stopped = false;
     const fatalAbort = new AbortController();
     this.fatalAbort = fatalAbort;
     const stop = AbortSignal.any([signal, fatalAbort.signal]);
@@ -288,8 +318,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
       await Promise.allSettled(this.pendingChecks);
     } finally {
       this.running = false;
+      this.stopped = true;
       this.fatalAbort = undefined;
       this.runSignal = undefined;
+      this.settleSyncWaiters(this.synced);
       this.logger.debug("reflector stopped", this.logFields);
     }
     if (this.fatal !== undefined) {
@@ -546,6 +578,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.rvUnavailable = false;
     this.synced = true;
     this.syncs++;
+    this.settleSyncWaiters(true);
     this.syncMode = mode;
     this.lastFallbackReason = mode === "watch-list" ? undefined : this.lastFallbackReason;
     const seconds = (this.clock.now() - started) / 1000;
@@ -558,6 +591,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
       durationMs: Math.round(seconds * 1000),
     });
     if (mode === "watch-list" && snapshot && this.consistencyCheck) this.checkConsistency(rv, snapshot);
+  }
+
+  private settleSyncWaiters(synced: boolean): void {
+    for (const done of Array.from(this.syncWaiters)) done(synced);
   }
 
   /** The consistency check, run beside the live stream; a difference stops the reflector. */
