@@ -3,6 +3,7 @@ import {
   Backoff,
   resolveInstrumentation,
   sleep,
+  toError,
   type BackoffOptions,
   type Clock,
   type Instrumentation,
@@ -186,7 +187,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
   private stopped = false;
   /** The pending {@link Reflector.waitForSync} calls. */
   private readonly syncWaiters = new Set<(synced: boolean) => void>();
-  private fatal: unknown;
+  private fatal: WatchListInconsistencyError | undefined;
   private fatalAbort: AbortController | undefined;
   private runSignal: AbortSignal | undefined;
   private lastErr: unknown;
@@ -400,6 +401,8 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
         case "BOOKMARK":
           if (!isInitialEventsEndBookmark(event)) return;
           break;
+        case "MODIFIED":
+        case "DELETED":
         default:
           // A server honouring sendInitialEvents sends only ADDED before the end bookmark:
           // this one ignored the parameters and is watching from "now".
@@ -731,7 +734,7 @@ function errorMessage(err: unknown): string {
 
 function endSpan(span: Span, err: unknown): void {
   if (err !== undefined) {
-    span.recordException(err instanceof Error ? err : new Error(String(err)));
+    span.recordException(toError(err));
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
   }
   span.end();

@@ -76,7 +76,11 @@ describe("Reflector.waitForSync (scripted ListerWatcher, fake clock)", () => {
     const w = await s.lw.nextWatch();
     waiter.abort();
     assert.equal(await gaveUp, false);
-    assert.equal(await s.reflector.waitForSync(AbortSignal.abort()), false, "an aborted signal: false at once");
+    assert.equal(
+      await s.reflector.waitForSync(AbortSignal.abort()),
+      false,
+      "an aborted signal: false at once",
+    );
     w.emit(endBookmark("10"));
     assert.equal(await s.reflector.waitForSync(waiter.signal), true, "synced wins over an aborted signal");
     stop.abort();

@@ -40,7 +40,7 @@ async function syncOnce(
   kc: KubeConfig,
   resource: ResourceDescriptor,
   options: { namespace?: string; labelSelector?: string },
-  check: (store: IndexedStore<KubeObject>) => Promise<void>,
+  check: (store: IndexedStore<KubeObject>) => void | Promise<void>,
 ): Promise<void> {
   const store = new IndexedStore<KubeObject>();
   const reflector = new Reflector({
@@ -175,7 +175,7 @@ describe("any resource, any credentials, against a real kube-apiserver", functio
         interactiveMode: "Never",
       },
     });
-    await syncOnce(kc, CONFIGMAPS, { namespace: "objects" }, async (store) => {
+    await syncOnce(kc, CONFIGMAPS, { namespace: "objects" }, (store) => {
       assert.equal(store.size, 40);
     });
   });
