@@ -39,7 +39,7 @@ async function tessera(options) {
   const informer = new SharedIndexInformer({
     listerWatcher,
     ...(options.strip ? { transform: stripManagedFields } : {}),
-    reflector: { env: {} },
+    reflector: { consistencyCheck: false },
   });
   const handler = informer.addEventHandler({ onAdd: () => {} });
   const stop = new AbortController();

@@ -96,7 +96,7 @@ async function reflector(input) {
       }),
   };
   const store = new IndexedStore();
-  const r = new Reflector({ listerWatcher, store, consistencyCheck: false, env: {} });
+  const r = new Reflector({ listerWatcher, store, consistencyCheck: false });
   const stop = new AbortController();
   const done = r.run(stop.signal);
   while (!r.hasSynced()) await new Promise((resolve) => setImmediate(resolve));

@@ -23,12 +23,12 @@ const extra = {};
 const baselineRss = process.memoryUsage().rss;
 
 /** Tessera's reflector into a plain IndexedStore. */
-async function tessera(useWatchList) {
+async function tessera(watchList) {
   const store = new IndexedStore();
   const reflector = new Reflector({
     listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, namespace ? { namespace } : {}),
     store,
-    useWatchList,
+    watchList,
     consistencyCheck: false,
   });
   const stop = new AbortController();

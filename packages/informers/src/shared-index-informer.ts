@@ -35,14 +35,13 @@ import type { Transform } from "./transforms.js";
 /** The reflector settings an informer passes through unchanged (see {@link ReflectorOptions}). */
 export type InformerReflectorOptions<T extends KubeObject> = Pick<
   ReflectorOptions<T>,
-  | "useWatchList"
+  | "watchList"
   | "pageSize"
   | "minWatchTimeoutSeconds"
   | "inactivityMarginMs"
   | "initialEventsTimeoutMs"
   | "backoff"
   | "consistencyCheck"
-  | "env"
 >;
 
 /**

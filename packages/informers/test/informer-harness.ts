@@ -51,7 +51,7 @@ export class InformerHarness {
       listerWatcher: this.lw,
       clock: this.clock,
       logger: this.logger,
-      reflector: { useWatchList: true, env: {} },
+      reflector: { watchList: true },
       ...options,
     });
   }

@@ -82,7 +82,7 @@ class Fixture {
         return lw;
       },
       clock: this.clock,
-      reflector: { useWatchList: true, env: {} },
+      reflector: { watchList: true },
       ...defaults,
     });
   }

@@ -116,7 +116,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorSt
     for (const [key, deltas] of this.items) {
       if (keys.has(key)) continue;
       const newest = (deltas[deltas.length - 1] as Delta<T>).object;
-      const last = newest instanceof DeletedFinalStateUnknown ? (newest.obj as T) : newest;
+      const last = newest instanceof DeletedFinalStateUnknown ? newest.obj : newest;
       this.queueActionForKey(key, "Deleted", new DeletedFinalStateUnknown(key, last));
     }
     if (this.knownObjects) {

@@ -45,12 +45,3 @@ export type { KeyFunc } from "./object-key.js";
 
 export { choosePageSize, listAllPages, DEFAULT_PAGE_SIZE } from "./pager.js";
 export type { PageSizeInputs, PagedList } from "./pager.js";
-export { Backoff } from "./backoff.js";
-export type { BackoffOptions } from "./backoff.js";
-
-export { SystemClock, sleep } from "./clock.js";
-export type { Clock, Timer } from "./clock.js";
-export { FakeClock } from "./fake-clock.js";
-export type { RandomSource } from "./random.js";
-export { silentLogger } from "./logger.js";
-export type { Logger, LogFields } from "./logger.js";

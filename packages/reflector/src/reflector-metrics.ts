@@ -1,4 +1,5 @@
-import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
+import type { Meter } from "@opentelemetry/api";
+import { MetricGroup, type GroupCounter, type GroupHistogram } from "@tessera/core";
 
 /** Seconds: 1 ms to ~17 min, for list and initial-sync durations. */
 const DURATION_BUCKETS_SECONDS = [
@@ -11,6 +12,11 @@ const DURATION_BUCKETS_SECONDS = [
  * the `resumeFrom` resourceVersion it was given.
  */
 export type SyncMode = "watch-list" | "list" | "resumed";
+
+/** The watch event types, each with a counter bound once (events are the hot path). */
+const EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"] as const;
+
+type BoundCounter = { add(value?: number): void };
 
 /**
  * The reflector's OpenTelemetry instruments. Every data point carries
@@ -27,98 +33,92 @@ export type SyncMode = "watch-list" | "list" | "resumed";
  * - `tessera_reflector_list_duration_seconds` (histogram): whole LIST durations
  * - `tessera_reflector_initial_sync_duration_seconds` {mode} (histogram): from the first request of a sync to the store replaced
  * - `tessera_reflector_consistency_check_failures_total`: watch-list snapshots that differed from a LIST
+ *
+ * There are no gauges, so nothing needs unregistering when a reflector stops.
+ * Internal to the package.
  */
 export class ReflectorMetrics {
-  private readonly base: Attributes;
-  private readonly lists: Counter;
-  private readonly listPages: Counter;
-  private readonly watches: Counter;
-  private readonly fallbacks: Counter;
-  private readonly relists: Counter;
-  private readonly events: Counter;
-  private readonly bookmarks: Counter;
-  private readonly errors: Counter;
-  private readonly consistencyFailures: Counter;
-  private readonly listDuration: Histogram;
-  private readonly initialSyncDuration: Histogram;
-  private readonly eventAttributes: Record<string, Attributes>;
+  private readonly lists: GroupCounter;
+  private readonly listPages: GroupCounter;
+  private readonly watches: GroupCounter;
+  private readonly fallbacks: GroupCounter;
+  private readonly relists: GroupCounter;
+  private readonly events: GroupCounter;
+  private readonly bookmarks: GroupCounter;
+  private readonly errors: GroupCounter;
+  private readonly consistencyFailures: GroupCounter;
+  private readonly listDuration: GroupHistogram;
+  private readonly initialSyncDuration: GroupHistogram;
+  private readonly eventCounters: ReadonlyMap<string, BoundCounter>;
 
   constructor(meter: Meter, reflector: string, resource: string) {
-    this.base = Object.freeze({ reflector, resource });
-    this.lists = meter.createCounter("tessera_reflector_lists_total", {
-      description: "LISTs of whole collections",
-    });
-    this.listPages = meter.createCounter("tessera_reflector_list_pages_total", {
-      description: "LIST requests, one per page",
-    });
-    this.watches = meter.createCounter("tessera_reflector_watches_total", {
-      description: "WATCH requests opened",
-    });
-    this.fallbacks = meter.createCounter("tessera_reflector_watchlist_fallbacks_total", {
-      description: "Watch-list syncs that fell back to LIST + WATCH",
-    });
-    this.relists = meter.createCounter("tessera_reflector_relists_total", {
-      description: "Syncs of the whole collection after the first",
-    });
-    this.events = meter.createCounter("tessera_reflector_events_total", {
-      description: "Watch events received",
-    });
-    this.bookmarks = meter.createCounter("tessera_reflector_bookmarks_total", {
-      description: "Bookmarks received",
-    });
-    this.errors = meter.createCounter("tessera_reflector_errors_total", {
-      description: "Failed lists and watches",
-    });
-    this.consistencyFailures = meter.createCounter("tessera_reflector_consistency_check_failures_total", {
-      description: "Watch-list snapshots that differed from a LIST at the same resourceVersion",
-    });
-    const histogram = { unit: "s", advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS } };
-    this.listDuration = meter.createHistogram("tessera_reflector_list_duration_seconds", {
-      description: "Duration of whole LISTs",
-      ...histogram,
-    });
-    this.initialSyncDuration = meter.createHistogram("tessera_reflector_initial_sync_duration_seconds", {
-      description: "From the first request of a sync to the store replaced",
-      ...histogram,
-    });
-    this.eventAttributes = {};
-    for (const type of ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]) {
-      this.eventAttributes[type] = Object.freeze({ ...this.base, type });
-    }
+    const group = new MetricGroup(meter, { reflector, resource });
+    this.lists = group.counter("tessera_reflector_lists_total", "LISTs of whole collections");
+    this.listPages = group.counter("tessera_reflector_list_pages_total", "LIST requests, one per page");
+    this.watches = group.counter("tessera_reflector_watches_total", "WATCH requests opened");
+    this.fallbacks = group.counter(
+      "tessera_reflector_watchlist_fallbacks_total",
+      "Watch-list syncs that fell back to LIST + WATCH",
+    );
+    this.relists = group.counter(
+      "tessera_reflector_relists_total",
+      "Syncs of the whole collection after the first",
+    );
+    this.events = group.counter("tessera_reflector_events_total", "Watch events received");
+    this.bookmarks = group.counter("tessera_reflector_bookmarks_total", "Bookmarks received");
+    this.errors = group.counter("tessera_reflector_errors_total", "Failed lists and watches");
+    this.consistencyFailures = group.counter(
+      "tessera_reflector_consistency_check_failures_total",
+      "Watch-list snapshots that differed from a LIST at the same resourceVersion",
+    );
+    const histogram = { unit: "s", buckets: DURATION_BUCKETS_SECONDS };
+    this.listDuration = group.histogram(
+      "tessera_reflector_list_duration_seconds",
+      "Duration of whole LISTs",
+      histogram,
+    );
+    this.initialSyncDuration = group.histogram(
+      "tessera_reflector_initial_sync_duration_seconds",
+      "From the first request of a sync to the store replaced",
+      histogram,
+    );
+    this.eventCounters = new Map(EVENT_TYPES.map((type) => [type, this.events.bind({ type })]));
   }
 
   list(result: "success" | "error", seconds: number, pages: number): void {
-    this.lists.add(1, { ...this.base, result });
-    this.listPages.add(pages, this.base);
-    if (result === "success") this.listDuration.record(seconds, this.base);
+    this.lists.add(1, { result });
+    this.listPages.add(pages);
+    if (result === "success") this.listDuration.record(seconds);
   }
 
   watch(mode: "watch-list" | "watch"): void {
-    this.watches.add(1, { ...this.base, mode });
+    this.watches.add(1, { mode });
   }
 
   fallback(reason: string): void {
-    this.fallbacks.add(1, { ...this.base, reason });
+    this.fallbacks.add(1, { reason });
   }
 
   relist(reason: string): void {
-    this.relists.add(1, { ...this.base, reason });
+    this.relists.add(1, { reason });
   }
 
   event(type: string): void {
-    this.events.add(1, this.eventAttributes[type] ?? { ...this.base, type });
-    if (type === "BOOKMARK") this.bookmarks.add(1, this.base);
+    const counter = this.eventCounters.get(type);
+    if (counter) counter.add();
+    else this.events.add(1, { type });
+    if (type === "BOOKMARK") this.bookmarks.add();
   }
 
   error(verb: "list" | "watch", reason: string): void {
-    this.errors.add(1, { ...this.base, verb, reason });
+    this.errors.add(1, { verb, reason });
   }
 
   synced(mode: SyncMode, seconds: number): void {
-    this.initialSyncDuration.record(seconds, { ...this.base, mode });
+    this.initialSyncDuration.record(seconds, { mode });
   }
 
   consistencyFailure(): void {
-    this.consistencyFailures.add(1, this.base);
+    this.consistencyFailures.add();
   }
 }

@@ -1,6 +1,18 @@
-import { metrics, SpanStatusCode, trace, type Meter, type Span, type Tracer } from "@opentelemetry/api";
-import { Backoff, type BackoffOptions } from "./backoff.js";
-import { sleep, SystemClock, type Clock } from "./clock.js";
+import { SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  Backoff,
+  resolveInstrumentation,
+  sleep,
+  toError,
+  type BackoffOptions,
+  type Clock,
+  type Instrumentation,
+  type LogFields,
+  type Logger,
+  type RandomSource,
+  type Runnable,
+  type Syncable,
+} from "@tessera/core";
 import { compareWithList, objectVersion, type SnapshotVersions } from "./consistency-check.js";
 import type { KubeObject } from "./kube-object.js";
 import type { ListerWatcher } from "./lister-watcher.js";
@@ -13,10 +25,8 @@ import {
   WatchListInconsistencyError,
   type ListWatchErrorContext,
 } from "./list-watch-error.js";
-import { silentLogger, type LogFields, type Logger } from "./logger.js";
 import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
 import { choosePageSize, listAllPages } from "./pager.js";
-import type { RandomSource } from "./random.js";
 import { ReflectorMetrics, type SyncMode } from "./reflector-metrics.js";
 import type { ReflectorStore } from "./store.js";
 import { isInitialEventsEndBookmark, type WatchEvent } from "./watch-event.js";
@@ -28,8 +38,13 @@ export const MIN_WATCH_TIMEOUT_SECONDS = 300;
 /** A watch that ends cleanly this soon without a single event is treated as a failure (and backed off). */
 const SHORT_WATCH_MS = 1000;
 
-/** Options of a {@link Reflector}. */
-export interface ReflectorOptions<T extends KubeObject> {
+/**
+ * Options of a {@link Reflector}. Its clock, random source, logger, meter and
+ * tracer ({@link Instrumentation}) default to the system clock,
+ * `Math.random`, the silent logger and the global `@tessera/reflector` meter
+ * and tracer.
+ */
+export interface ReflectorOptions<T extends KubeObject> extends Instrumentation {
   /** Where the collection comes from. */
   listerWatcher: ListerWatcher<T>;
   /** Where it goes: an {@link IndexedStore}, a {@link DeltaFIFO}, or any {@link ReflectorStore}. */
@@ -37,10 +52,11 @@ export interface ReflectorOptions<T extends KubeObject> {
   /** Names the reflector in logs and metrics; default the resource (and namespace). */
   name?: string;
   /**
-   * Sync by watch-list (one WATCH with sendInitialEvents) first; default true,
-   * unless the environment has `TESSERA_WATCHLIST=false` (or `0`).
+   * Sync by watch-list (one WATCH with `sendInitialEvents`) first, falling
+   * back to LIST + WATCH when the server cannot; `false` goes straight to
+   * LIST + WATCH. Default: `true`.
    */
-  useWatchList?: boolean;
+  watchList?: boolean;
   /**
    * A page size for LISTs. Unset, the reflector follows client-go's rules
    * ({@link choosePageSize}). Set, it is used for every LIST, which forces
@@ -92,22 +108,12 @@ export interface ReflectorOptions<T extends KubeObject> {
   /**
    * After each watch-list sync, LIST at the synced resourceVersion and fail
    * loudly (error log, metric, and `run()` rejects with a
-   * {@link WatchListInconsistencyError}) if the two differ. Default: on when
-   * the environment has `TESSERA_WATCHLIST_CONSISTENCY_CHECK=1`. For tests
-   * and CI, not production.
+   * {@link WatchListInconsistencyError}) if the two differ. It costs one
+   * extra LIST per sync: for tests and CI, not production. Default: `false`.
    */
   consistencyCheck?: boolean;
-  /** Environment read (once, at construction) for the defaults above; default `process.env`. */
-  env?: Record<string, string | undefined>;
   /** Called with every failed list or watch (after it was logged); the reflector retries on its own. */
   onError?: (err: unknown) => void;
-  clock?: Clock;
-  random?: RandomSource;
-  logger?: Logger;
-  /** Default: the global OpenTelemetry meter provider's `@tessera/reflector` meter (a no-op unless an SDK is set up). */
-  meter?: Meter;
-  /** Default: the global OpenTelemetry tracer provider's `@tessera/reflector` tracer. */
-  tracer?: Tracer;
 }
 
 /** Raised by {@link Reflector.run} when called while a run is already going on. */
@@ -137,12 +143,14 @@ export class ReflectorRunningError extends Error {
  * const reflector = new Reflector({ listerWatcher: new KubeListerWatcher(kc, configMaps), store });
  * const stop = new AbortController();
  * const done = reflector.run(stop.signal);
- * // ... reflector.hasSynced() ...
+ * if (await reflector.waitForSync(stop.signal)) {
+ *   // ... store.list() ...
+ * }
  * stop.abort();
  * await done;
  * ```
  */
-export class Reflector<T extends KubeObject = KubeObject> {
+export class Reflector<T extends KubeObject = KubeObject> implements Runnable, Syncable {
   /** The reflector's name in logs and metrics. */
   readonly name: string;
   private readonly lw: ListerWatcher<T>;
@@ -175,33 +183,32 @@ export class Reflector<T extends KubeObject = KubeObject> {
   private relistReason = "initial";
   private resumePending = false;
   private running = false;
-  private fatal: unknown;
+  /** Whether a run ended and no other began since: a wait for the sync then has nothing to wait for. */
+  private stopped = false;
+  /** The pending {@link Reflector.waitForSync} calls. */
+  private readonly syncWaiters = new Set<(synced: boolean) => void>();
+  private fatal: WatchListInconsistencyError | undefined;
   private fatalAbort: AbortController | undefined;
   private runSignal: AbortSignal | undefined;
   private lastErr: unknown;
   private readonly pendingChecks = new Set<Promise<void>>();
 
   constructor(options: ReflectorOptions<T>) {
-    const env = options.env ?? process.env;
     this.lw = options.listerWatcher;
     this.store = options.store;
     const where = this.lw.namespace ? ` in ${this.lw.namespace}` : "";
     this.name = options.name ?? `${this.lw.resource}${where}`;
-    this.clock = options.clock ?? new SystemClock();
-    this.random = options.random ?? Math.random;
-    this.logger = options.logger ?? silentLogger;
-    this.tracer = options.tracer ?? trace.getTracer("@tessera/reflector");
-    this.metrics = new ReflectorMetrics(
-      options.meter ?? metrics.getMeter("@tessera/reflector"),
-      this.name,
-      this.lw.resource,
-    );
+    const { clock, random, logger, meter, tracer } = resolveInstrumentation(options, "@tessera/reflector");
+    this.clock = clock;
+    this.random = random;
+    this.logger = logger;
+    this.tracer = tracer;
+    this.metrics = new ReflectorMetrics(meter, this.name, this.lw.resource);
     this.backoff = new Backoff(this.clock, this.random, options.backoff);
     this.keyOf = options.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
     this.transform = options.transform;
     this.onError = options.onError;
-    const envWatchList = env.TESSERA_WATCHLIST?.toLowerCase();
-    this.useWatchList = options.useWatchList ?? !(envWatchList === "false" || envWatchList === "0");
+    this.useWatchList = options.watchList ?? true;
     this.userPageSize = options.pageSize;
     this.minWatchTimeoutSeconds = Math.max(
       MIN_WATCH_TIMEOUT_SECONDS,
@@ -209,7 +216,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     );
     this.inactivityMarginMs = options.inactivityMarginMs ?? 30_000;
     this.initialEventsTimeoutMs = options.initialEventsTimeoutMs ?? 60_000;
-    this.consistencyCheck = options.consistencyCheck ?? env.TESSERA_WATCHLIST_CONSISTENCY_CHECK === "1";
+    this.consistencyCheck = options.consistencyCheck ?? false;
     this.logFields = Object.freeze({
       reflector: this.name,
       resource: this.lw.resource,
@@ -233,6 +240,27 @@ export class Reflector<T extends KubeObject = KubeObject> {
   /** True once the store was first filled with a complete snapshot (from construction, given `resumeFrom`); stays true. */
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * Resolves `true` once {@link Reflector.hasSynced} is (at once if it
+   * already is), or `false` when `signal` aborts or the run ends first (or
+   * has ended, unsynced, before the call). A wait begun before
+   * {@link Reflector.run} waits for the run. Never rejects.
+   */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (signal?.aborted || this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const onAbort = (): void => done(false);
+      const done = (synced: boolean): void => {
+        this.syncWaiters.delete(done);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(synced);
+      };
+      this.syncWaiters.add(done);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   /**
@@ -266,6 +294,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     if (this.running) throw new ReflectorRunningError(`reflector ${this.name} is already running`);
     this.running = true;
+    this.stopped = false;
     const fatalAbort = new AbortController();
     this.fatalAbort = fatalAbort;
     const stop = AbortSignal.any([signal, fatalAbort.signal]);
@@ -290,8 +319,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
       await Promise.allSettled(this.pendingChecks);
     } finally {
       this.running = false;
+      this.stopped = true;
       this.fatalAbort = undefined;
       this.runSignal = undefined;
+      this.settleSyncWaiters(this.synced);
       this.logger.debug("reflector stopped", this.logFields);
     }
     if (this.fatal !== undefined) {
@@ -370,6 +401,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
         case "BOOKMARK":
           if (!isInitialEventsEndBookmark(event)) return;
           break;
+        case "MODIFIED":
+        case "DELETED":
         default:
           // A server honouring sendInitialEvents sends only ADDED before the end bookmark:
           // this one ignored the parameters and is watching from "now".
@@ -548,6 +581,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.rvUnavailable = false;
     this.synced = true;
     this.syncs++;
+    this.settleSyncWaiters(true);
     this.syncMode = mode;
     this.lastFallbackReason = mode === "watch-list" ? undefined : this.lastFallbackReason;
     const seconds = (this.clock.now() - started) / 1000;
@@ -560,6 +594,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
       durationMs: Math.round(seconds * 1000),
     });
     if (mode === "watch-list" && snapshot && this.consistencyCheck) this.checkConsistency(rv, snapshot);
+  }
+
+  private settleSyncWaiters(synced: boolean): void {
+    for (const done of Array.from(this.syncWaiters)) done(synced);
   }
 
   /** The consistency check, run beside the live stream; a difference stops the reflector. */
@@ -696,7 +734,7 @@ function errorMessage(err: unknown): string {
 
 function endSpan(span: Span, err: unknown): void {
   if (err !== undefined) {
-    span.recordException(err instanceof Error ? err : new Error(String(err)));
+    span.recordException(toError(err));
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
   }
   span.end();

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "./clock.js";
+import { toError, type Clock, type Timer } from "@tessera/core";
 import type { KubeObject } from "./kube-object.js";
 import type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
 import type { WatchOptions } from "./list-options.js";
@@ -48,7 +48,7 @@ export class WatchSession<T extends KubeObject> {
     try {
       watching = lw.watch(options, handler, signal);
     } catch (err) {
-      watching = Promise.reject(err);
+      watching = Promise.reject(toError(err));
     }
     this.finished = watching.then(
       () => this.end(undefined),
@@ -88,7 +88,7 @@ export class WatchSession<T extends KubeObject> {
     this.ended = true;
     this.timer?.cancel();
     // A deadline or a caller's abort surfaces as its reason, not as a generic AbortError.
-    const reason = this.controller.signal.aborted ? this.controller.signal.reason : error;
+    const reason: unknown = this.controller.signal.aborted ? this.controller.signal.reason : error;
     return { error: reason, events: this.events, durationMs: this.clock.now() - this.startedAt };
   }
 }

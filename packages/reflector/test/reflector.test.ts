@@ -1,9 +1,9 @@
 import { strict as assert } from "node:assert";
+import { CapturingLogger, FakeClock, TestMetrics } from "@tessera/core/testing";
 import {
   ApiStatusError,
   ConnectionError,
   DeltaFIFO,
-  FakeClock,
   IndexedStore,
   Reflector,
   ReflectorRunningError,
@@ -12,8 +12,6 @@ import {
   type ReflectorOptions,
   type Status,
 } from "../src/index.js";
-import { CaptureLogger } from "./support/capture-logger.js";
-import { TestMetrics } from "./support/metric-reader.js";
 import {
   added,
   bookmark,
@@ -43,7 +41,7 @@ interface Harness {
   lw: ScriptedListerWatcher<TestObject>;
   store: RecordingStore<TestObject>;
   reflector: Reflector<TestObject>;
-  logger: CaptureLogger;
+  logger: CapturingLogger;
   metrics: TestMetrics;
   errors: unknown[];
   stop: AbortController;
@@ -54,7 +52,7 @@ function start(options: Partial<ReflectorOptions<TestObject>> = {}, random = 0.5
   const clock = new FakeClock();
   const lw = new ScriptedListerWatcher<TestObject>(clock);
   const store = new RecordingStore<TestObject>();
-  const logger = new CaptureLogger();
+  const logger = new CapturingLogger();
   const metrics = new TestMetrics();
   const errors: unknown[] = [];
   const reflector = new Reflector<TestObject>({
@@ -64,7 +62,6 @@ function start(options: Partial<ReflectorOptions<TestObject>> = {}, random = 0.5
     random: () => random,
     logger,
     meter: metrics.meter,
-    env: {},
     onError: (err) => errors.push(err),
     ...options,
   });
@@ -76,7 +73,7 @@ function start(options: Partial<ReflectorOptions<TestObject>> = {}, random = 0.5
 async function finish(h: Harness): Promise<void> {
   h.stop.abort();
   await h.done;
-  await h.metrics.shutdown();
+  await h.metrics.close();
 }
 
 /** Syncs a harness by LIST (watch-list off) to `items` at `rv` and returns the watch that follows. */
@@ -305,12 +302,26 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       await finish(h);
     });
 
-    it("can be switched off per reflector and through TESSERA_WATCHLIST=false", async () => {
-      for (const options of [{ useWatchList: false }, { env: { TESSERA_WATCHLIST: "false" } }]) {
+    it("can be switched off per reflector with watchList: false", async () => {
+      for (const options of [{ watchList: false }, { watchList: false, consistencyCheck: true }]) {
         const h = start(options);
         await h.lw.nextList();
         assert.equal(h.reflector.watchListEnabled, false);
         await finish(h);
+      }
+    });
+
+    it("reads no environment variable: TESSERA_WATCHLIST=false leaves watch-list on", async () => {
+      const saved = process.env.TESSERA_WATCHLIST;
+      process.env.TESSERA_WATCHLIST = "false";
+      try {
+        const h = start();
+        await h.lw.nextWatch();
+        assert.equal(h.reflector.watchListEnabled, true);
+        await finish(h);
+      } finally {
+        if (saved === undefined) delete process.env.TESSERA_WATCHLIST;
+        else process.env.TESSERA_WATCHLIST = saved;
       }
     });
   });
@@ -348,15 +359,15 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("relists after a 410 on the resumed watch, replacing the store, and counts it as a relist", async () => {
-      for (const useWatchList of [true, false]) {
-        const h = start({ resumeFrom: "42", useWatchList });
+      for (const watchList of [true, false]) {
+        const h = start({ resumeFrom: "42", watchList });
         h.store.inner.add(cm("a", "40"));
         h.store.inner.add(cm("gone", "41"));
         const w = await h.lw.nextWatch();
         w.fail(eventError(410, "Expired"));
         await h.clock.flush(); // the failed watch's deadline is cancelled: the next timer is the backoff
         await h.clock.advanceToNext();
-        if (useWatchList) {
+        if (watchList) {
           const again = await h.lw.nextWatch();
           assert.equal(again.options.sendInitialEvents, true);
           assert.equal(again.options.resourceVersion, "", "the expired resourceVersion is not reused");
@@ -401,7 +412,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
         [0.5, 450],
         [0.999999, 599],
       ] as const) {
-        const h = start({ useWatchList: false }, random);
+        const h = start({ watchList: false }, random);
         const w = await syncByList(h, "1", []);
         assert.equal(w.options.timeoutSeconds, expected);
         await finish(h);
@@ -409,16 +420,16 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("does not honour a minimum under 5 minutes, and honours one above", async () => {
-      const low = start({ useWatchList: false, minWatchTimeoutSeconds: 10 }, 0);
+      const low = start({ watchList: false, minWatchTimeoutSeconds: 10 }, 0);
       assert.equal((await syncByList(low, "1", [])).options.timeoutSeconds, 300);
       await finish(low);
-      const high = start({ useWatchList: false, minWatchTimeoutSeconds: 400 }, 0.5);
+      const high = start({ watchList: false, minWatchTimeoutSeconds: 400 }, 0.5);
       assert.equal((await syncByList(high, "1", [])).options.timeoutSeconds, 600);
       await finish(high);
     });
 
     it("abandons a watch that receives nothing for its timeout plus the margin, then resumes it", async () => {
-      const h = start({ useWatchList: false, inactivityMarginMs: 30_000 }, 0);
+      const h = start({ watchList: false, inactivityMarginMs: 30_000 }, 0);
       const w = await syncByList(h, "7", [cm("a", "7")]);
       await h.clock.advance(200_000);
       w.emit(bookmark("8"));
@@ -437,7 +448,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
   describe("watch endings", () => {
     it("resumes a cleanly ended watch at once, without relist or backoff", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", [cm("a", "7")]);
       w.emit(modified(cm("a", "8")));
       await h.clock.advance(450_000);
@@ -450,7 +461,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("backs off when a watch closes at once without an event", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", []);
       w.end();
       await h.clock.flush();
@@ -463,7 +474,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
     it("relists after a 410 ERROR event and after an HTTP 410", async () => {
       for (const err of [eventError(410, "Expired"), httpError(410, "Gone")]) {
-        const h = start({ useWatchList: false });
+        const h = start({ watchList: false });
         const w = await syncByList(h, "7", [cm("a", "7"), cm("b", "7")]);
         w.fail(err);
         await h.clock.advanceToNext();
@@ -479,7 +490,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("keeps what was stored when a watch line is malformed, and resumes after the last good event", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", [cm("a", "7"), cm("b", "7")]);
       w.emit(modified(cm("a", "8", { v: "2" })));
       w.fail(new StreamDecodeError(ctx, "undecodable line in the watch stream", '{"type":"MODIF'));
@@ -496,7 +507,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("surfaces a 403 on watch with resource and verb, and retries the watch with backoff", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "7", []);
       w.fail(httpError(403, "Forbidden"));
       await h.clock.flush();
@@ -512,7 +523,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
   describe("backoff", () => {
     it("waits 800 ms x2 up to 30 s, each plus jitter, between failed lists", async () => {
-      const h = start({ useWatchList: false }, 0.5);
+      const h = start({ watchList: false }, 0.5);
       const delays: number[] = [];
       for (let i = 0; i < 8; i++) {
         const l = await h.lw.nextList();
@@ -532,7 +543,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("starts again from 800 ms after two minutes without a failure", async () => {
-      const h = start({ useWatchList: false }, 0);
+      const h = start({ watchList: false }, 0);
       (await h.lw.nextList()).fail(httpError(500, "InternalError", "list"));
       await h.clock.advance(800);
       (await h.lw.nextList()).fail(httpError(500, "InternalError", "list"));
@@ -556,7 +567,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
   describe("pager rules", () => {
     it("pages the first list at RV 0 by 500 and follows continue tokens without resourceVersion", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const p1 = await h.lw.nextList();
       assert.deepEqual(p1.options, { resourceVersion: "0", limit: 500 });
       p1.respond(list("10", [cm("a", "1")], "tok1"));
@@ -569,7 +580,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("relists with a consistent read after ResourceVersionTooLarge", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "10", [cm("a", "1")]);
       w.fail(httpError(500, "InternalError"));
       await h.clock.advanceToNext();
@@ -595,7 +606,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("keeps paginating after a list at RV 0 came back paginated, and a user page size wins", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const p1 = await h.lw.nextList();
       p1.respond(list("10", [cm("a", "1")], "tok"));
       (await h.lw.nextList()).respond(list("10", [cm("b", "1")]));
@@ -607,13 +618,13 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       assert.deepEqual(relist.options, { resourceVersion: "", limit: 500 });
       await finish(h);
 
-      const user = start({ useWatchList: false, pageSize: 50 });
+      const user = start({ watchList: false, pageSize: 50 });
       assert.deepEqual((await user.lw.nextList()).options, { resourceVersion: "0", limit: 50 });
       await finish(user);
     });
 
     it("restarts a list whose continue token expired as one unpaginated list", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       (await h.lw.nextList()).respond(list("10", [cm("a", "1")], "tok"));
       (await h.lw.nextList()).fail(httpError(410, "Expired", "list"));
       const whole = await h.lw.nextList();
@@ -639,7 +650,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
     });
 
     it("fails loudly when the snapshot differs from the LIST", async () => {
-      const h = start({ env: { TESSERA_WATCHLIST_CONSISTENCY_CHECK: "1" } });
+      const h = start({ consistencyCheck: true });
       const w = await h.lw.nextWatch();
       w.emit(added(cm("a", "3")), added(cm("b", "5")), endBookmark("10"));
       const check = await h.lw.nextList();
@@ -656,28 +667,28 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       assert.equal(w.aborted, true, "the reflector stopped");
       assert.equal(h.logger.matching(/CONSISTENCY CHECK FAILED/, "error").length, 1);
       assert.equal(await h.metrics.sum("tessera_reflector_consistency_check_failures_total"), 1);
-      await h.metrics.shutdown();
+      await h.metrics.close();
     });
   });
 
   describe("lifecycle", () => {
     it("stops through the AbortSignal, closing the open watch", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       const w = await syncByList(h, "1", []);
       h.stop.abort();
       await h.done;
       assert.equal(w.aborted, true);
-      await h.metrics.shutdown();
+      await h.metrics.close();
     });
 
     it("stops during a backoff wait without waiting it out", async () => {
-      const h = start({ useWatchList: false });
+      const h = start({ watchList: false });
       (await h.lw.nextList()).fail(httpError(500, "InternalError", "list"));
       await h.clock.flush();
       h.stop.abort();
       await h.done;
       assert.equal(h.clock.pendingTimers, 0);
-      await h.metrics.shutdown();
+      await h.metrics.close();
     });
 
     it("refuses a second concurrent run", async () => {
@@ -696,7 +707,6 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
         store: fifo,
         clock,
         random: () => 0,
-        env: {},
       });
       const stop = new AbortController();
       const done = reflector.run(stop.signal);

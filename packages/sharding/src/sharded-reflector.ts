@@ -1,3 +1,4 @@
+import type { Tracer } from "@opentelemetry/api";
 import {
   Backoff,
   resolveInstrumentation,
@@ -31,15 +32,21 @@ import { ShardSelectorError } from "./shard-selector-error.js";
 import { ShardedReflectorMetrics } from "./sharding-metrics.js";
 import type { SlotSpace } from "./slot-space.js";
 
-/** Reflector settings passed to every range reflector unchanged (see {@link ReflectorOptions}). */
+/**
+ * Reflector settings passed to every range reflector unchanged (see
+ * {@link ReflectorOptions}); the instrumentation comes from the sharded
+ * reflector's own options.
+ */
 export type RangeReflectorOptions<T extends KubeObject> = Omit<
   ReflectorOptions<T>,
-  "listerWatcher" | "store" | "name" | "resumeFrom" | "clock" | "random" | "logger" | "meter"
+  "listerWatcher" | "store" | "name" | "resumeFrom" | keyof Instrumentation
 >;
 
 /**
  * Options of a {@link ShardedReflector}. Its instrumentation is handed to every
- * range reflector too; the meter defaults to the global `@tessera/sharding` one.
+ * range reflector too; the meter defaults to the global `@tessera/sharding`
+ * one, and the range reflectors trace under `@tessera/reflector` unless a
+ * tracer is given.
  */
 export interface ShardedReflectorOptions<T extends KubeObject> extends Instrumentation {
   /** The whole, unsharded collection; each range reflector wraps it with its range. */
@@ -129,6 +136,8 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
   private readonly ledger: ShardLedger<T>;
   private readonly reflectorOptions: RangeReflectorOptions<T>;
   private readonly tools: ResolvedInstrumentation;
+  /** The tracer given in the options, handed to the range reflectors. */
+  private readonly givenTracer: Tracer | undefined;
   private readonly metricAttributes: { resource: string; ring?: string; member?: string };
   /** Registered while running: the gauges are observed from `run` to its end. */
   private metrics: ShardedReflectorMetrics | undefined;
@@ -155,6 +164,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
     this.name = options.name ?? `${this.lw.resource}${where}`;
     this.reflectorOptions = options.reflector ?? {};
     this.tools = resolveInstrumentation(options, "@tessera/sharding");
+    this.givenTracer = options.tracer;
     this.probeEnabled = options.probe ?? true;
     const keyFunc = this.reflectorOptions.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
     this.ledger = new ShardLedger(options.store, keyFunc);
@@ -391,6 +401,8 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
       random: this.tools.random,
       logger: this.tools.logger,
       meter: this.tools.meter,
+      // Unless one is given, the reflector traces under its own package's name.
+      ...(this.givenTracer ? { tracer: this.givenTracer } : {}),
       ...(resumeFrom !== "" ? { resumeFrom } : {}),
       onError: (err) => {
         this.lastErr = err;

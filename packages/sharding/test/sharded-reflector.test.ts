@@ -46,7 +46,7 @@ function setup(options: Setup = {}) {
     random: () => 0.5,
     logger,
     meter: metrics.meter,
-    reflector: { useWatchList: options.useWatchList ?? true, env: {}, consistencyCheck: false },
+    reflector: { watchList: options.useWatchList ?? true, consistencyCheck: false },
   });
   const stop = new AbortController();
   let done: Promise<void> | undefined;

@@ -51,7 +51,7 @@ describe("SharedInformerFactory against a real apiserver", function () {
     factory = new SharedInformerFactory({
       kubeConfig: env.cp.kubeConfig,
       namespace: ns,
-      reflector: { env: {} },
+      reflector: { consistencyCheck: true },
     });
     const cms = factory.metadataInformerFor(configMaps);
     const podMeta = factory.metadataInformerFor(pods);
@@ -91,7 +91,7 @@ describe("SharedInformerFactory against a real apiserver", function () {
       kubeConfig: env.cp.kubeConfig,
       namespace: ns,
       transform: stripManagedFields,
-      reflector: { env: {} },
+      reflector: { consistencyCheck: true },
     });
     const good = factory.informerFor<V1ConfigMap>(configMaps);
     factory.informerFor(ghosts);
@@ -129,7 +129,7 @@ describe("SharedInformerFactory against a real apiserver", function () {
     factory = new SharedInformerFactory({
       kubeConfig: env.cp.kubeConfig,
       namespace: ns,
-      reflector: { env: {} },
+      reflector: { consistencyCheck: true },
     });
     const first = factory.informerFor(podTemplates);
     const second = factory.informerFor(podTemplates);

@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
 import { useControlPlane } from "@tessera/testenv";
 import {
   ApiStatusError,
@@ -7,7 +8,6 @@ import {
   Reflector,
   type KubeObject,
 } from "../../src/index.js";
-import { CaptureLogger } from "../support/capture-logger.js";
 import {
   CONFIGMAPS,
   createConfigMaps,
@@ -16,7 +16,6 @@ import {
   waitFor,
   waitForStoreEqualToList,
 } from "../support/cluster.js";
-import { TestMetrics } from "../support/metric-reader.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
 
 const NS = "fallback";
@@ -37,8 +36,14 @@ describe("fallback to LIST + WATCH on a kube-apiserver without watch-list (Watch
     );
     const store = new IndexedStore<KubeObject>();
     const metrics = new TestMetrics();
-    const logger = new CaptureLogger();
-    const reflector = new Reflector({ listerWatcher: lw, store, meter: metrics.meter, logger });
+    const logger = new CapturingLogger();
+    const reflector = new Reflector({
+      listerWatcher: lw,
+      store,
+      consistencyCheck: true,
+      meter: metrics.meter,
+      logger,
+    });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
     await waitFor("the reflector to sync", () => reflector.hasSynced());
@@ -81,6 +86,6 @@ describe("fallback to LIST + WATCH on a kube-apiserver without watch-list (Watch
     assert.equal(reflector.watchListEnabled, false, "a server that refuses watch-list is not asked again");
     stop.abort();
     await done;
-    await metrics.shutdown();
+    await metrics.close();
   });
 });

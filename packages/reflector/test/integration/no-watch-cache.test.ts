@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { CapturingLogger } from "@tessera/core/testing";
 import { useControlPlane } from "@tessera/testenv";
 import {
   IndexedStore,
@@ -17,7 +18,6 @@ import {
   waitFor,
   waitForStoreEqualToList,
 } from "../support/cluster.js";
-import { CaptureLogger } from "../support/capture-logger.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
 
 const NS = "paged";
@@ -37,7 +37,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
       new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
     );
     const store = new IndexedStore<KubeObject>();
-    const reflector = new Reflector({ listerWatcher: lw, store, useWatchList: false });
+    const reflector = new Reflector({ listerWatcher: lw, store, watchList: false, consistencyCheck: true });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
     await waitFor("the reflector to sync", () => reflector.hasSynced());
@@ -61,7 +61,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
     const kc = env.cp.kubeConfig;
     const store = new IndexedStore<KubeObject>();
     const errors: unknown[] = [];
-    const logger = new CaptureLogger();
+    const logger = new CapturingLogger();
     const reflector = new Reflector({
       listerWatcher: new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
       store,
@@ -101,7 +101,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
     };
     const lw = new RecordingListerWatcher(compacting);
     const store = new IndexedStore<KubeObject>();
-    const reflector = new Reflector({ listerWatcher: lw, store, useWatchList: false });
+    const reflector = new Reflector({ listerWatcher: lw, store, watchList: false, consistencyCheck: true });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
     await waitFor("the reflector to sync", () => reflector.hasSynced());

@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   IndexedStore,
@@ -18,7 +19,6 @@ import {
   waitForStoreEqualToList,
 } from "../support/cluster.js";
 import { CorruptingProxy } from "../support/corrupting-proxy.js";
-import { TestMetrics } from "../support/metric-reader.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
 import { RecordingStore } from "../support/recording-store.js";
 
@@ -40,6 +40,7 @@ describe("recovery against a real kube-apiserver", function () {
       const reflector = new Reflector({
         listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
         store,
+        consistencyCheck: true,
         meter: metrics.meter,
         onError: (e) => errors.push(e),
       });
@@ -68,7 +69,7 @@ describe("recovery against a real kube-apiserver", function () {
       stop.abort();
       await done;
     } finally {
-      await metrics.shutdown();
+      await metrics.close();
       await proxy.stop();
     }
   });
@@ -82,6 +83,7 @@ describe("recovery against a real kube-apiserver", function () {
     const reflector = new Reflector({
       listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
+      consistencyCheck: true,
     });
     const stop = new AbortController();
     const done = reflector.run(stop.signal);
@@ -132,6 +134,7 @@ describe("recovery against a real kube-apiserver", function () {
       const reflector = new Reflector({
         listerWatcher: lw,
         store,
+        consistencyCheck: true,
         meter: metrics.meter,
         onError: (e) => errors.push(e),
       });
@@ -180,7 +183,7 @@ describe("recovery against a real kube-apiserver", function () {
       stop.abort();
       await done;
     } finally {
-      await metrics.shutdown();
+      await metrics.close();
       await proxy.stop();
     }
   });

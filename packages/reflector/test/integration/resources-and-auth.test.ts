@@ -40,10 +40,14 @@ async function syncOnce(
   kc: KubeConfig,
   resource: ResourceDescriptor,
   options: { namespace?: string; labelSelector?: string },
-  check: (store: IndexedStore<KubeObject>) => Promise<void>,
+  check: (store: IndexedStore<KubeObject>) => void | Promise<void>,
 ): Promise<void> {
   const store = new IndexedStore<KubeObject>();
-  const reflector = new Reflector({ listerWatcher: new KubeListerWatcher(kc, resource, options), store });
+  const reflector = new Reflector({
+    listerWatcher: new KubeListerWatcher(kc, resource, options),
+    store,
+    consistencyCheck: true,
+  });
   const stop = new AbortController();
   const done = reflector.run(stop.signal);
   try {
@@ -66,6 +70,7 @@ async function errorsOf(
   const reflector = new Reflector({
     listerWatcher: new KubeListerWatcher(kc, resource, { namespace: "default" }),
     store: new IndexedStore(),
+    consistencyCheck: true,
     onError: (err) => errors.push({ err, at: performance.now() }),
   });
   const stop = new AbortController();
@@ -170,7 +175,7 @@ describe("any resource, any credentials, against a real kube-apiserver", functio
         interactiveMode: "Never",
       },
     });
-    await syncOnce(kc, CONFIGMAPS, { namespace: "objects" }, async (store) => {
+    await syncOnce(kc, CONFIGMAPS, { namespace: "objects" }, (store) => {
       assert.equal(store.size, 40);
     });
   });

@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
+import type { Logger } from "@tessera/core";
+import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
-import { IndexedStore, KubeListerWatcher, Reflector, type KubeObject, type Logger } from "../../src/index.js";
-import { CaptureLogger } from "../support/capture-logger.js";
+import { IndexedStore, KubeListerWatcher, Reflector, type KubeObject } from "../../src/index.js";
 import {
   CONFIGMAPS,
   createConfigMaps,
@@ -14,7 +15,6 @@ import {
   waitFor,
   waitForStoreEqualToList,
 } from "../support/cluster.js";
-import { TestMetrics } from "../support/metric-reader.js";
 import { RecordingStore } from "../support/recording-store.js";
 
 const BULK = "bulk";
@@ -67,7 +67,7 @@ describe("watch-list against a real kube-apiserver", function () {
     const kc = env.cp.kubeConfig;
     const store = new IndexedStore<KubeObject>();
     const metrics = new TestMetrics();
-    const logger = new CaptureLogger();
+    const logger = new CapturingLogger();
     const errors: unknown[] = [];
     const reflector = new Reflector({
       listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
@@ -97,7 +97,7 @@ describe("watch-list against a real kube-apiserver", function () {
     assert.deepEqual(errors, []);
     stop.abort();
     await done;
-    await metrics.shutdown();
+    await metrics.close();
   });
 
   it("never exposes a partial snapshot when the stream is cut during the initial events, and recovers", async () => {
@@ -107,7 +107,7 @@ describe("watch-list against a real kube-apiserver", function () {
       const kc = kubeConfigVia(env.cp.kubeConfig, proxy.url);
       const store = new RecordingStore<KubeObject>();
       const metrics = new TestMetrics();
-      const logger = new CaptureLogger();
+      const logger = new CapturingLogger();
       // The first connection is cut after 300 KB, a fraction of the ~1.7 MB snapshot; the cut is
       // switched off as soon as the reflector falls back, so the LIST goes through.
       proxy.cutAfterBytes(300_000);
@@ -123,6 +123,7 @@ describe("watch-list against a real kube-apiserver", function () {
       const reflector = new Reflector({
         listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
         store,
+        consistencyCheck: true,
         meter: metrics.meter,
         logger: onFallback,
       });
@@ -142,7 +143,7 @@ describe("watch-list against a real kube-apiserver", function () {
       assert.equal(reflector.watchListEnabled, true, "a cut is not a lack of support");
       stop.abort();
       await done;
-      await metrics.shutdown();
+      await metrics.close();
     } finally {
       await proxy.stop();
     }
@@ -184,6 +185,7 @@ describe("watch-list against a real kube-apiserver", function () {
     const second = new Reflector({
       listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
+      consistencyCheck: true,
       resumeFrom: handedOverAt,
       meter: metrics.meter,
     });
@@ -209,6 +211,6 @@ describe("watch-list against a real kube-apiserver", function () {
     assert.equal((after.WATCH ?? 0) - (before.WATCH ?? 0), 1, "one WATCH");
     assert.equal((after.LIST ?? 0) - (before.LIST ?? 0), 0, "no LIST");
     await waitForStoreEqualToList(store.inner, kc, CONFIGMAPS, ns);
-    await metrics.shutdown();
+    await metrics.close();
   });
 });

@@ -7,7 +7,7 @@ import type {
   WatchEventHandler,
   WatchOptions,
 } from "../../src/index.js";
-import type { FakeClock } from "../../src/index.js";
+import type { FakeClock } from "@tessera/core/testing";
 
 /** A LIST the reflector made, waiting for the test to answer it. */
 export interface ScriptedList<T> {

@@ -71,7 +71,10 @@ const sharded = new ShardedReflector<V1ConfigMap>({
   store: cache,
   ring,
   member: identity,
-  reflector: { transform: (cm) => ({ ...cm, metadata: { ...cm.metadata, managedFields: undefined } }) },
+  reflector: {
+    transform: (cm) => ({ ...cm, metadata: { ...cm.metadata, managedFields: undefined } }),
+    consistencyCheck: true,
+  },
 });
 const mayProcess = createDequeueGuard({
   space,

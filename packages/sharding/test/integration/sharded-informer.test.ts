@@ -61,8 +61,13 @@ describe("a SharedIndexInformer fed by a ShardedReflector (its source option), o
     const informer = new SharedIndexInformer<V1ConfigMap>({
       listerWatcher: lw,
       source: (store) =>
-        (sharded = new ShardedReflector({ listerWatcher: lw, store, ring: "widgets", member: "m0" })),
-      reflector: { env: {} },
+        (sharded = new ShardedReflector({
+          listerWatcher: lw,
+          store,
+          ring: "widgets",
+          member: "m0",
+          reflector: { consistencyCheck: true },
+        })),
     });
     assert.ok(sharded, "the informer built its source");
     const added = new Set<string>();
@@ -161,8 +166,13 @@ describe("a SharedIndexInformer fed by a ShardedReflector (its source option), o
     let sharded: ShardedReflector<V1ConfigMap> | undefined;
     const informer = new SharedIndexInformer<V1ConfigMap>({
       listerWatcher: lw,
-      source: (store) => (sharded = new ShardedReflector({ listerWatcher: lw, store, field })),
-      reflector: { env: {} },
+      source: (store) =>
+        (sharded = new ShardedReflector({
+          listerWatcher: lw,
+          store,
+          field,
+          reflector: { consistencyCheck: true },
+        })),
     });
     assert.ok(sharded);
     let owned = new Set([0, 1]);

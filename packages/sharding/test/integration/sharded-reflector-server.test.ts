@@ -171,6 +171,7 @@ for (const gate of [true, false]) {
         store,
         ring: "it",
         member: "m-0",
+        reflector: { consistencyCheck: true },
       });
       const stop = new AbortController();
       let current: number[] = [];
@@ -273,6 +274,7 @@ for (const gate of [true, false]) {
             store,
             ring: "bytes",
             member: `m-${i}`,
+            reflector: { consistencyCheck: true },
           });
           await sharded.setRanges([range ?? { start: 0n, end: HASH_SPACE }]);
           return {
