@@ -16,6 +16,4 @@ if [ -z "${TESSERA_CONTROLPLANE_DIR:-}${KUBEBUILDER_ASSETS:-}" ]; then
 fi
 npm run --silent build
 npm run --silent lint
-# The reflector's own watch-list consistency check is on in our test runs.
-export TESSERA_WATCHLIST_CONSISTENCY_CHECK=1
 npx mocha --config .mocharc.json 'packages/*/dist/test/**/*.test.js'
