@@ -10,3 +10,10 @@ export type {
   ScriptedListerWatcherOptions,
   ScriptedWatch,
 } from "./scripted-lister-watcher.js";
+export { InMemoryListerWatcher } from "./in-memory-lister-watcher.js";
+export type {
+  InMemoryListerWatcherOptions,
+  InMemoryRequest,
+  InMemoryWriteOptions,
+  Selection,
+} from "./in-memory-lister-watcher.js";
