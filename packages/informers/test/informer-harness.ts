@@ -1,7 +1,7 @@
 import { CapturingLogger, FakeClock } from "@tessera/core/testing";
 import type { KubeObject } from "@tessera/reflector";
+import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import { SharedIndexInformer, type SharedIndexInformerOptions } from "../src/index.js";
-import { MemoryListerWatcher } from "./memory-lister-watcher.js";
 
 /** A small object of the in-memory collection. */
 export interface Widget extends KubeObject {
@@ -35,12 +35,12 @@ export async function settle(done: () => boolean = () => false, turns = 2_000): 
 }
 
 /**
- * An informer over a {@link MemoryListerWatcher} on a fake clock, run by
+ * An informer over an {@link InMemoryListerWatcher} on a fake clock, run by
  * {@link InformerHarness.start} and stopped by {@link InformerHarness.stop}.
  */
 export class InformerHarness {
   readonly clock = new FakeClock();
-  readonly lw = new MemoryListerWatcher<Widget>();
+  readonly lw = new InMemoryListerWatcher<Widget>();
   readonly logger = new CapturingLogger();
   readonly controller = new AbortController();
   readonly informer: SharedIndexInformer<Widget>;

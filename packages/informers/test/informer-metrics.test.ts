@@ -23,7 +23,7 @@ describe("informer metrics", () => {
       await fine.whenIdle();
       h.lw.put(widget("w-0", "default", 1));
       h.lw.put(widget("w-1", "default", 1));
-      h.lw.remove("default/w-2");
+      h.lw.delete("default/w-2");
       await settle(() => fine.pending === 0 && blocked.pending === 8);
 
       const base = { informer: "widgets", resource: h.lw.resource };

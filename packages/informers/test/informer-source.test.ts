@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import { FakeClock } from "@tessera/core/testing";
 import { DeletedFinalStateUnknown, type ReflectorStore } from "@tessera/reflector";
+import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import { SharedIndexInformer, type InformerSource, type SharedIndexInformerOptions } from "../src/index.js";
-import { MemoryListerWatcher } from "./memory-lister-watcher.js";
 import { settle, widget, type Widget } from "./informer-harness.js";
 import { ReplicaHandler } from "./replica.js";
 
@@ -63,7 +63,7 @@ describe("SharedIndexInformer fed by an external source", () => {
 
   function start(options: Partial<SharedIndexInformerOptions<Widget>> = {}) {
     const source = new ManualSource();
-    const lw = new MemoryListerWatcher<Widget>();
+    const lw = new InMemoryListerWatcher<Widget>();
     const informer = new SharedIndexInformer<Widget>({
       listerWatcher: lw,
       clock: new FakeClock(),

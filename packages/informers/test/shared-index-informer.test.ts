@@ -50,7 +50,7 @@ describe("SharedIndexInformer", () => {
       const ns = random() < 0.5 ? "a" : "b";
       const key = `${ns}/${name}`;
       const roll = random();
-      if (roll < 0.2) h.lw.remove(key);
+      if (roll < 0.2) h.lw.delete(key);
       else h.lw.put(widget(name, ns, Math.floor(random() * 1000)));
       if (op % 100 === 0) await settle(undefined, 3);
     }
@@ -134,9 +134,9 @@ describe("SharedIndexInformer", () => {
     });
     await h.start();
     await reg.waitForSync();
-    h.lw.remove("default/w-3", true);
-    h.lw.put(widget("w-9"), true);
-    h.lw.failWatches(h.lw.expired());
+    h.lw.delete("default/w-3", { silent: true });
+    h.lw.put(widget("w-9"), { silent: true });
+    h.lw.expire();
     // The reflector backs off (at most 800 ms x 2 with jitter) before relisting.
     for (let i = 0; i < 20 && tombstones.length === 0; i++) await h.clock.advance(200);
     await settle(() => replica.objects.size === 5 && reg.pending === 0);

@@ -7,6 +7,7 @@ import {
   type ListerWatcher,
   type ResourceDescriptor,
 } from "@tessera/reflector";
+import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import {
   CacheSyncError,
   FactoryStateError,
@@ -16,7 +17,6 @@ import {
   type ListerWatcherRequest,
 } from "../src/index.js";
 import { settle, widget, type Widget } from "./informer-harness.js";
-import { MemoryListerWatcher } from "./memory-lister-watcher.js";
 import { ReplicaHandler } from "./replica.js";
 
 const widgets: ResourceDescriptor = {
@@ -65,7 +65,7 @@ class Fixture {
   readonly controller = new AbortController();
   running: Promise<void> | undefined;
   readonly requests: ListerWatcherRequest[] = [];
-  readonly collections = new Map<string, MemoryListerWatcher<Widget>>();
+  readonly collections = new Map<string, InMemoryListerWatcher<Widget>>();
   readonly factory: SharedInformerFactory;
 
   constructor(defaults: { namespace?: string; transform?: (o: KubeObject) => KubeObject } = {}) {
@@ -76,7 +76,7 @@ class Fixture {
         if (request.resource.group === "nope.example") return new NotFoundListerWatcher(name);
         let lw = this.collections.get(name);
         if (!lw) {
-          lw = new MemoryListerWatcher<Widget>(name);
+          lw = new InMemoryListerWatcher<Widget>({ resource: name });
           this.collections.set(name, lw);
         }
         return lw;
@@ -98,8 +98,8 @@ class Fixture {
     await this.running;
   }
 
-  collection(resource: ResourceDescriptor): MemoryListerWatcher<Widget> {
-    return this.collections.get(`${resource.plural}.${resource.group}`) as MemoryListerWatcher<Widget>;
+  collection(resource: ResourceDescriptor): InMemoryListerWatcher<Widget> {
+    return this.collections.get(`${resource.plural}.${resource.group}`) as InMemoryListerWatcher<Widget>;
   }
 }
 

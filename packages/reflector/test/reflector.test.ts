@@ -23,7 +23,7 @@ import {
   type TestObject,
 } from "./support/objects.js";
 import { RecordingStore } from "./support/recording-store.js";
-import { ScriptedListerWatcher } from "./support/scripted-lister-watcher.js";
+import { ScriptedListerWatcher } from "../src/testing/index.js";
 
 const ctx = { resource: "configmaps", verb: "watch" as const };
 const listCtx = { resource: "configmaps", verb: "list" as const };
@@ -50,7 +50,7 @@ interface Harness {
 
 function start(options: Partial<ReflectorOptions<TestObject>> = {}, random = 0.5): Harness {
   const clock = new FakeClock();
-  const lw = new ScriptedListerWatcher<TestObject>(clock);
+  const lw = new ScriptedListerWatcher<TestObject>();
   const store = new RecordingStore<TestObject>();
   const logger = new CapturingLogger();
   const metrics = new TestMetrics();
@@ -699,7 +699,7 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
 
     it("feeds a DeltaFIFO: the snapshot as Replaced deltas, tombstones for objects gone across a relist", async () => {
       const clock = new FakeClock();
-      const lw = new ScriptedListerWatcher<TestObject>(clock);
+      const lw = new ScriptedListerWatcher<TestObject>();
       const cache = new IndexedStore<TestObject>();
       const fifo = new DeltaFIFO<TestObject>({ knownObjects: cache });
       const reflector = new Reflector<TestObject>({

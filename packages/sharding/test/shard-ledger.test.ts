@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { DeletedFinalStateUnknown, metaNamespaceKey } from "@tessera/reflector";
 import { RangeScopedStore } from "../src/range-scoped-store.js";
 import { ShardLedger } from "../src/shard-ledger.js";
-import type { Item } from "./memory-collection.js";
+import type { Item } from "./item.js";
 import { RecordingStore } from "./recording-store.js";
 
 function item(name: string, uid: string, rv: number, value = "v"): Item {

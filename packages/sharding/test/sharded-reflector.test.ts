@@ -1,10 +1,12 @@
 import { strict as assert } from "node:assert";
 import type { DataPoint } from "@opentelemetry/sdk-metrics";
 import { CapturingLogger, FakeClock, TestMetrics } from "@tessera/core/testing";
+import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import { ShardedReflector, ShardedReflectorStateError } from "../src/index.js";
 import { HASH_SPACE, ShardSelector, ShardSelectorError, SlotSpace, type HashRange } from "../src/ranges.js";
-import { MemoryCollection, type Item } from "./memory-collection.js";
+import { item, type Item } from "./item.js";
 import { describeObjects, RecordingStore } from "./recording-store.js";
+import { selectByShard } from "./shard-selection.js";
 
 const Q = HASH_SPACE / 4n;
 /** Quarters [a, b) of the space as one range. */
@@ -30,9 +32,11 @@ interface Setup {
 }
 
 function setup(options: Setup = {}) {
-  const lw = new MemoryCollection();
-  lw.serverFilters = options.serverFilters ?? true;
-  for (let i = 0; i < (options.objects ?? 200); i++) lw.put(`o-${i}`);
+  const lw = new InMemoryListerWatcher<Item>({
+    resource: "items.test.example",
+    select: (options.serverFilters ?? true) ? selectByShard<Item> : undefined,
+  });
+  for (let i = 0; i < (options.objects ?? 200); i++) lw.put(item(`o-${i}`));
   const store = new RecordingStore<Item>();
   const clock = new FakeClock();
   const logger = new CapturingLogger();
@@ -66,7 +70,8 @@ function setup(options: Setup = {}) {
       await done;
     },
     /** What the store must hold for `ranges`: the collection, filtered client-side. */
-    expected: (...ranges: HashRange[]) => describeObjects(lw.snapshot(sel(...ranges)).values()),
+    expected: (...ranges: HashRange[]) =>
+      describeObjects(lw.snapshot((o) => sel(...ranges).matchesObject(o)).values()),
     /** Requests made since `from` (an index into lw.requests). */
     since: (from: number) => lw.requests.slice(from),
   };
@@ -119,9 +124,9 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
       assert.equal(h.sharded.rangeCount, 2, "kept and gained ranges are watched separately");
 
       // live changes land in the store through the right range
-      for (let i = 0; i < 40; i++) h.lw.put(`live-${i}`);
-      h.lw.put("o-1", "changed");
-      h.lw.remove("o-2");
+      for (let i = 0; i < 40; i++) h.lw.put(item(`live-${i}`));
+      h.lw.put(item("o-1", "changed"));
+      h.lw.delete("default/o-2");
       await settle(() => h.store.view().length === h.expected(q(0, 2)).length);
       await settle(undefined, 5);
       assert.deepEqual(h.store.view(), h.expected(q(0, 2)));
@@ -146,7 +151,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     await settle(() => h.lw.openWatches === 1);
     assert.equal(h.lw.openWatches, 1, "the lost range's watch is closed");
     // changes in the lost range no longer reach the store
-    for (let i = 0; i < 40; i++) h.lw.put(`after-${i}`);
+    for (let i = 0; i < 40; i++) h.lw.put(item(`after-${i}`));
     await settle(undefined, 20);
     assert.deepEqual(h.store.view(), h.expected(q(0)));
   });
@@ -156,7 +161,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     await h.sharded.setRanges([q(0, 2)]);
     h.start();
     await h.sharded.waitForSync();
-    h.lw.put("o-3", "moved on");
+    h.lw.put(item("o-3", "moved on"));
     h.lw.bookmark();
     await settle(() => h.sharded.rangeStates()[0]!.resourceVersion === h.lw.resourceVersion);
     const [before] = h.sharded.rangeStates();
@@ -176,7 +181,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     assert.deepEqual(h.store.view(), h.expected(q(0)));
     assert.equal(h.sharded.hasSynced(), true, "the kept part is synced without listing");
     // changes while the new watch is not open yet are replayed from the resourceVersion
-    for (let i = 0; i < 30; i++) h.lw.put(`gap-${i}`);
+    for (let i = 0; i < 30; i++) h.lw.put(item(`gap-${i}`));
     h.lw.resume();
     await settle(() => h.store.view().length === h.expected(q(0)).length);
     await settle(undefined, 5);
@@ -217,11 +222,11 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     // silent changes, seen only by a relist: one in each piece
     const inFirst = h.expected(q(0))[0]![0].slice("default/".length);
     const inSecond = h.expected(q(2, 4))[0]![0].slice("default/".length);
-    h.lw.remove(inFirst, true);
-    h.lw.remove(inSecond, true);
+    h.lw.delete(`default/${inFirst}`, { silent: true });
+    h.lw.delete(`default/${inSecond}`, { silent: true });
     h.store.take();
     const mark2 = h.lw.requests.length;
-    h.lw.expire(sel(q(0)).toString());
+    h.lw.expire((o) => o.shardSelector === sel(q(0)).toString());
     await h.clock.advance(2_000); // the backoff before a relist
     await settle(() => h.store.writes.length > 0);
     await settle(() => h.sharded.hasSynced());
@@ -254,7 +259,7 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
         [...new Set(sent)],
         ["shardRange(object.metadata.uid, '0x4000000000000000', '0x8000000000000000')"],
       );
-      for (let i = 0; i < 60; i++) h.lw.put(`live-${i}`);
+      for (let i = 0; i < 60; i++) h.lw.put(item(`live-${i}`));
       h.lw.bookmark();
       await settle(() => h.sharded.rangeStates()[0]!.resourceVersion === h.lw.resourceVersion);
       assert.equal(
@@ -366,8 +371,8 @@ describe("ShardedReflector (in-memory collection, fake clock)", () => {
     for (let round = 0; round < 25; round++) {
       for (let i = 0; i < 20; i++) {
         const name = `o-${Math.floor(random() * 150)}`;
-        if (random() < 0.25) h.lw.remove(name);
-        else h.lw.put(name, String(round));
+        if (random() < 0.25) h.lw.delete(`default/${name}`);
+        else h.lw.put(item(name, String(round)));
       }
       slots = Array.from({ length: 16 }, (_, s) => s).filter(() => random() < 0.4);
       await h.sharded.setSlots(slots, space);

@@ -1,53 +1,70 @@
-import type {
-  KubeObject,
-  ListerWatcher,
-  ListOptions,
-  ObjectList,
-  WatchEvent,
-  WatchEventHandler,
-  WatchOptions,
-} from "../../src/index.js";
-import type { FakeClock } from "@tessera/core/testing";
+import { toError } from "@tessera/core";
+import type { KubeObject, ObjectList } from "../kube-object.js";
+import type { ListOptions, WatchOptions } from "../list-options.js";
+import type { ListerWatcher, WatchEventHandler } from "../lister-watcher.js";
+import type { WatchEvent } from "../watch-event.js";
 
-/** A LIST the reflector made, waiting for the test to answer it. */
+/** A LIST the code under test made, waiting for the test to answer it. */
 export interface ScriptedList<T> {
   verb: "list";
+  /** The options, as sent. */
   options: ListOptions;
   signal: AbortSignal | undefined;
+  /** Answers with `list` (a copy of it, as a server's JSON would be). */
   respond(list: ObjectList<T>): void;
-  fail(err: unknown): void;
+  /** Fails the LIST with `err` (an `ApiStatusError`, a `ConnectionError`...). */
+  fail(err: Error): void;
 }
 
-/** A WATCH the reflector opened, driven by the test. */
+/** A WATCH the code under test opened, driven by the test. */
 export interface ScriptedWatch<T> {
   verb: "watch";
+  /** The options, as sent. */
   options: WatchOptions;
   signal: AbortSignal | undefined;
-  /** Delivers events, as the stream would; throws if the watch already ended. */
+  /** Delivers events (copies), as the stream would; throws if the watch already ended. */
   emit(...events: WatchEvent<T>[]): void;
   /** The server closes the stream cleanly. */
   end(): void;
-  /** The stream fails with `err`. */
-  fail(err: unknown): void;
-  /** Whether the reflector aborted it. */
+  /** The stream fails with `err` (an ERROR event is an `ApiStatusError` with `source: "event"`). */
+  fail(err: Error): void;
+  /** Whether the caller aborted it. */
   readonly aborted: boolean;
   /** Whether it is over (ended, failed, aborted, or its handler threw). */
   readonly closed: boolean;
 }
 
+/** A call made to a {@link ScriptedListerWatcher}. */
 export type ScriptedCall<T> = ScriptedList<T> | ScriptedWatch<T>;
+
+/** Options of a {@link ScriptedListerWatcher}. */
+export interface ScriptedListerWatcherOptions {
+  /** The resource it names in logs and errors; default `configmaps`. */
+  resource?: string;
+  /** The namespace it claims to list and watch; default none (all namespaces). */
+  namespace?: string;
+}
 
 /**
  * A {@link ListerWatcher} whose every call is handed to the test, which
- * answers it. For unit tests of the reflector with a fake clock.
+ * answers it: the test sees each LIST and WATCH with its exact options and
+ * decides what the server says, when. For unit tests of a reflector (or
+ * anything driving a ListerWatcher), typically on a `FakeClock`.
+ *
+ * It needs no clock: {@link ScriptedListerWatcher.next} only lets promise
+ * chains settle (turns of the event loop), so no time passes on any clock.
  */
 export class ScriptedListerWatcher<T extends KubeObject = KubeObject> implements ListerWatcher<T> {
-  readonly resource = "configmaps";
-  readonly namespace: string | undefined = undefined;
+  readonly resource: string;
+  readonly namespace: string | undefined;
+  /** Every call made, in order, taken or not. */
   readonly calls: ScriptedCall<T>[] = [];
   private taken = 0;
 
-  constructor(private readonly clock: FakeClock) {}
+  constructor(options: ScriptedListerWatcherOptions = {}) {
+    this.resource = options.resource ?? "configmaps";
+    this.namespace = options.namespace;
+  }
 
   list(options: ListOptions, signal?: AbortSignal): Promise<ObjectList<T>> {
     return new Promise((resolve, reject) => {
@@ -57,7 +74,9 @@ export class ScriptedListerWatcher<T extends KubeObject = KubeObject> implements
         done = true;
         fn();
       };
-      signal?.addEventListener("abort", () => settle(() => reject(signal.reason)), { once: true });
+      signal?.addEventListener("abort", () => settle(() => reject(toError(signal.reason))), {
+        once: true,
+      });
       this.calls.push({
         verb: "list",
         options: { ...options },
@@ -81,7 +100,7 @@ export class ScriptedListerWatcher<T extends KubeObject = KubeObject> implements
         "abort",
         () => {
           aborted = true;
-          settle(() => reject(signal.reason));
+          settle(() => reject(toError(signal.reason)));
         },
         { once: true },
       );
@@ -95,7 +114,7 @@ export class ScriptedListerWatcher<T extends KubeObject = KubeObject> implements
             try {
               onEvent(structuredClone(event));
             } catch (err) {
-              settle(() => reject(err));
+              settle(() => reject(toError(err)));
             }
           }
         },
@@ -111,15 +130,22 @@ export class ScriptedListerWatcher<T extends KubeObject = KubeObject> implements
     });
   }
 
-  /** Waits (letting promises settle, no time passing) for the reflector's next call. */
+  /**
+   * Waits for the next call not yet taken (letting promise chains settle, up
+   * to 250 turns of the event loop; no time passes) and takes it. Throws if
+   * none comes.
+   */
   async next(): Promise<ScriptedCall<T>> {
-    for (let i = 0; i < 50 && this.calls.length <= this.taken; i++) await this.clock.flush();
+    for (let i = 0; i < 250 && this.calls.length <= this.taken; i++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     const call = this.calls[this.taken];
     if (!call) throw new Error(`no call #${this.taken + 1} was made (calls so far: ${this.describe()})`);
     this.taken++;
     return call;
   }
 
+  /** {@link ScriptedListerWatcher.next}, which must be a LIST. */
   async nextList(): Promise<ScriptedList<T>> {
     const call = await this.next();
     if (call.verb !== "list")
@@ -127,6 +153,7 @@ export class ScriptedListerWatcher<T extends KubeObject = KubeObject> implements
     return call;
   }
 
+  /** {@link ScriptedListerWatcher.next}, which must be a WATCH. */
   async nextWatch(): Promise<ScriptedWatch<T>> {
     const call = await this.next();
     if (call.verb !== "watch")
@@ -134,11 +161,12 @@ export class ScriptedListerWatcher<T extends KubeObject = KubeObject> implements
     return call;
   }
 
-  /** How many calls were made and not yet taken with {@link next}. */
+  /** How many calls were made and not yet taken with {@link ScriptedListerWatcher.next}. */
   get untaken(): number {
     return this.calls.length - this.taken;
   }
 
+  /** The calls so far, for a failure message: `list({...}), watch({...})`. */
   describe(): string {
     return this.calls.map((c) => `${c.verb}(${JSON.stringify(c.options)})`).join(", ") || "none";
   }
