@@ -5,17 +5,14 @@
 //   {"variant", "kind", "objects", "heapBefore", "heapAfter", "rssAfter"}
 // Run by memory.js: node --expose-gc memory-variant.js <variant> <configmaps|pods> <kubeconfig> <namespace> <expected>
 import { CoreV1Api, KubeConfig, makeInformer } from "@kubernetes/client-node";
-import { KubeListerWatcher } from "@tessera/reflector";
+import { ConfigMaps, KubeListerWatcher, Pods } from "@tessera/reflector";
 import { MetadataListerWatcher, SharedIndexInformer, stripManagedFields } from "@tessera/informers";
 
 const [variant, kind, kubeconfigPath, namespace, expectedArg] = process.argv.slice(2);
 const expected = Number(expectedArg);
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfigPath);
-const RESOURCES = {
-  configmaps: { group: "", version: "v1", plural: "configmaps", namespaced: true },
-  pods: { group: "", version: "v1", plural: "pods", namespaced: true },
-};
+const RESOURCES = { configmaps: ConfigMaps, pods: Pods };
 const resource = RESOURCES[kind];
 if (!resource) throw new Error(`unknown kind ${kind}`);
 if (typeof globalThis.gc !== "function") throw new Error("run with --expose-gc");

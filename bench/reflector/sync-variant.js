@@ -7,14 +7,13 @@
 import { request } from "node:https";
 import { URLSearchParams } from "node:url";
 import { CoreV1Api, KubeConfig, makeInformer } from "@kubernetes/client-node";
-import { DeltaFIFO, IndexedStore, KubeListerWatcher, Reflector } from "@tessera/reflector";
+import { ConfigMaps, DeltaFIFO, IndexedStore, KubeListerWatcher, Reflector } from "@tessera/reflector";
 
 const [variant, kubeconfigPath, namespaceArg, expectedArg] = process.argv.slice(2);
 const namespace = namespaceArg === "*" ? undefined : namespaceArg;
 const expected = Number(expectedArg);
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfigPath);
-const CONFIGMAPS = { group: "", version: "v1", plural: "configmaps", namespaced: true };
 const collection = namespace ? `/api/v1/namespaces/${namespace}/configmaps` : "/api/v1/configmaps";
 
 const mib = (bytes) => bytes / 1024 / 1024;
@@ -26,7 +25,7 @@ const baselineRss = process.memoryUsage().rss;
 async function tessera(watchList) {
   const store = new IndexedStore();
   const reflector = new Reflector({
-    listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, namespace ? { namespace } : {}),
+    listerWatcher: new KubeListerWatcher(kc, ConfigMaps, namespace ? { namespace } : {}),
     store,
     watchList,
     consistencyCheck: false,
@@ -45,7 +44,7 @@ async function tesseraFifo() {
   const cache = new IndexedStore();
   const fifo = new DeltaFIFO({ knownObjects: cache });
   const reflector = new Reflector({
-    listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, namespace ? { namespace } : {}),
+    listerWatcher: new KubeListerWatcher(kc, ConfigMaps, namespace ? { namespace } : {}),
     store: fifo,
     consistencyCheck: false,
   });

@@ -1,15 +1,13 @@
-import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node";
 import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
-import type { ResourceDescriptor } from "@tessera/reflector";
-
-const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
-const secrets: ResourceDescriptor = { group: "", version: "v1", plural: "secrets", namespaced: true };
+import { ConfigMaps, Secrets } from "@tessera/reflector";
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
 const factory = new SharedInformerFactory({ kubeConfig: kc, transform: stripManagedFields });
 
-const settings = factory.informerFor<V1ConfigMap>(configMaps, { namespace: "default" });
+// A SharedIndexInformer<V1ConfigMap>: the handle says what the objects are.
+const settings = factory.informerFor(ConfigMaps, { namespace: "default" });
 settings.addEventHandler(
   {
     onAdd: (cm) => console.log("added", cm.metadata?.name),
@@ -19,7 +17,7 @@ settings.addEventHandler(
   { name: "printer", resyncPeriodMs: 10 * 60_000 },
 );
 // Only the metadata of Secrets (names, labels, owners), never their data:
-const secretNames = factory.metadataInformerFor(secrets);
+const secretNames = factory.metadataInformerFor(Secrets);
 
 const stop = new AbortController();
 process.once("SIGTERM", () => stop.abort());

@@ -1,7 +1,7 @@
-import { KubeConfig, type V1Pod } from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "@tessera/core";
 import { indexByLabel, SharedIndexInformer } from "@tessera/informers";
-import { KubeListerWatcher } from "@tessera/reflector";
+import { KubeListerWatcher, Pods } from "@tessera/reflector";
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
@@ -12,9 +12,9 @@ const logger: Logger = {
   error: (message, fields) => console.error(message, fields),
 };
 
-const resource = { group: "", version: "v1", plural: "pods", namespaced: true };
-const pods = new SharedIndexInformer<V1Pod>({
-  listerWatcher: new KubeListerWatcher<V1Pod>(kc, resource),
+// A SharedIndexInformer<V1Pod>, as the lister-watcher over the Pods handle says.
+const pods = new SharedIndexInformer({
+  listerWatcher: new KubeListerWatcher(kc, Pods),
   indexers: { app: indexByLabel("app") },
   logger,
 });

@@ -1,12 +1,9 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import {
-  KubeListerWatcher,
-  type KubeListerWatcherOptions,
-  type ResourceDescriptor,
-} from "@tessera/reflector";
+import { KubeListerWatcher, type KubeListerWatcherOptions, type Resource } from "@tessera/reflector";
 import {
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
+  metadataResource,
   type PartialObjectMetadata,
 } from "./partial-object-metadata.js";
 
@@ -17,17 +14,19 @@ import {
  * are large (Secrets, ConfigMaps, Pods) is cached at the cost of its metadata.
  * Same contract, authentication and error types as `KubeListerWatcher`; plain
  * JSON is accepted as the fallback, so a server without the metadata
- * conversion still answers (with whole objects).
+ * conversion still answers (with whole objects). Takes the handle of any
+ * resource; its own `handle` is that resource viewed as
+ * `Resource<PartialObjectMetadata>` (see {@link metadataResource}).
  *
  * ```ts
- * const lw = new MetadataListerWatcher(kc, { group: "", version: "v1", plural: "secrets", namespaced: true });
- * const informer = new SharedIndexInformer({ listerWatcher: lw });
+ * const lw = new MetadataListerWatcher(kc, Secrets);
+ * const informer = new SharedIndexInformer({ listerWatcher: lw }); // SharedIndexInformer<PartialObjectMetadata>
  * ```
  */
 export class MetadataListerWatcher extends KubeListerWatcher<PartialObjectMetadata> {
   /** `options.accept`, if given, is replaced by the metadata media types. */
-  constructor(kubeConfig: KubeConfig, resource: ResourceDescriptor, options: KubeListerWatcherOptions = {}) {
-    super(kubeConfig, resource, {
+  constructor(kubeConfig: KubeConfig, resource: Resource, options: KubeListerWatcherOptions = {}) {
+    super(kubeConfig, metadataResource(resource), {
       ...options,
       accept: { list: METADATA_LIST_ACCEPT, watch: METADATA_WATCH_ACCEPT },
     });

@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectMeta } from "@tessera/reflector";
+import type { KubeObject, ObjectMeta, Resource } from "@tessera/reflector";
 
 /** The metadata the server sends in a `PartialObjectMetadata` (plain JSON: timestamps are strings). */
 export interface PartialObjectMeta extends ObjectMeta {
@@ -36,3 +36,15 @@ export const METADATA_LIST_ACCEPT =
 /** The Accept header of a WATCH whose events carry `PartialObjectMetadata` (JSON as the fallback). */
 export const METADATA_WATCH_ACCEPT =
   "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/**
+ * The handle of `resource` viewed as metadata only: the same resource (the
+ * same frozen object), typed `Resource<PartialObjectMetadata>`, for what a
+ * metadata-only lister-watcher or informer of it holds.
+ */
+export function metadataResource(resource: Resource): Resource<PartialObjectMetadata> {
+  // Only the type changes (and a handle of KubeObject already is one of
+  // PartialObjectMetadata): a handle's type parameter says how its objects
+  // are viewed, and the server sends metadata only when asked (Accept header).
+  return resource;
+}

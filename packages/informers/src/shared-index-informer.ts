@@ -21,6 +21,7 @@ import {
   type ListerWatcher,
   type ReflectorOptions,
   type ReflectorStore,
+  type Resource,
 } from "@tessera/reflector";
 import { HandlerDelivery } from "./handler-delivery.js";
 import type { HandlerRegistration } from "./handler-registration.js";
@@ -52,6 +53,12 @@ export type InformerReflectorOptions<T extends KubeObject> = Pick<
 export interface SharedIndexInformerOptions<T extends KubeObject> extends Instrumentation {
   /** The collection to cache. */
   listerWatcher: ListerWatcher<T>;
+  /**
+   * The typed handle of the collection, the informer's
+   * {@link SharedIndexInformer.handle}; default the lister-watcher's own
+   * (a `KubeListerWatcher` has one).
+   */
+  handle?: Resource<T>;
   /** Names the informer in logs and metrics; default the resource (and namespace). */
   name?: string;
   /** Index functions besides the namespace index, by name. */
@@ -115,8 +122,8 @@ export class InformerStateError extends Error {
  * cache and handlers of an informer that is done with.
  *
  * ```ts
- * const informer = new SharedIndexInformer<V1ConfigMap>({
- *   listerWatcher: new KubeListerWatcher(kc, { group: "", version: "v1", plural: "configmaps", namespaced: true }),
+ * const informer = new SharedIndexInformer({
+ *   listerWatcher: new KubeListerWatcher(kc, ConfigMaps), // SharedIndexInformer<V1ConfigMap>
  *   transform: stripManagedFields,
  * });
  * informer.addEventHandler({ onAdd: (cm) => console.log("added", cm.metadata?.name) });
@@ -130,8 +137,15 @@ export class InformerStateError extends Error {
 export class SharedIndexInformer<T extends KubeObject = KubeObject> implements Runnable, Syncable {
   /** The informer's name in logs and metrics. */
   readonly name: string;
-  /** The resource cached, as kubectl names it. */
+  /** The resource cached, as kubectl names it (`configmaps`, `deployments.apps`): for logs, metrics and errors. */
   readonly resource: string;
+  /**
+   * The typed handle of the resource cached (its group, version, kind,
+   * plural and scope), from the options or the lister-watcher; `undefined`
+   * when neither has one (a test fake, say). Its type is what makes a
+   * `SharedIndexInformer<V1Pod>` no `SharedIndexInformer<V1ConfigMap>`.
+   */
+  readonly handle: Resource<T> | undefined;
   /** The namespace cached; absent for all namespaces or cluster-scoped resources. */
   readonly namespace: string | undefined;
   /** Reads the cache. */
@@ -162,6 +176,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
   constructor(options: SharedIndexInformerOptions<T>) {
     const lw = options.listerWatcher;
     this.resource = lw.resource;
+    this.handle = options.handle ?? lw.handle;
     this.namespace = lw.namespace;
     this.name = options.name ?? (lw.namespace ? `${lw.resource} in ${lw.namespace}` : lw.resource);
     const { clock, random, logger, meter, tracer } = resolveInstrumentation(options, "@tessera/informers");

@@ -15,18 +15,19 @@ import {
   type Indexers,
   type KubeObject,
   type ListerWatcher,
-  type ResourceDescriptor,
+  type Resource,
 } from "@tessera/reflector";
 import { CacheSyncError, type UnsyncedInformer } from "./cache-sync-error.js";
 import { MetadataListerWatcher } from "./metadata-lister-watcher.js";
-import type { PartialObjectMetadata } from "./partial-object-metadata.js";
+import { metadataResource, type PartialObjectMetadata } from "./partial-object-metadata.js";
 import { ResyncScheduler } from "./resync-scheduler.js";
 import { SharedIndexInformer, type InformerReflectorOptions } from "./shared-index-informer.js";
 import type { Transform } from "./transforms.js";
 
 /** What an informer of a factory lists and watches: a resource and the request's scope. */
 export interface ListerWatcherRequest {
-  resource: ResourceDescriptor;
+  /** The resource's handle (as given to `informerFor`, also for a metadata-only request). */
+  resource: Resource;
   /** The namespace; absent for all namespaces or a cluster-scoped resource. */
   namespace?: string;
   labelSelector?: string;
@@ -108,7 +109,7 @@ interface Entry {
  *
  * ```ts
  * const factory = new SharedInformerFactory({ kubeConfig: kc, transform: stripManagedFields });
- * const pods = factory.informerFor<V1Pod>({ group: "", version: "v1", plural: "pods", namespaced: true });
+ * const pods = factory.informerFor(Pods); // SharedIndexInformer<V1Pod>
  * pods.addEventHandler({ onAdd: (pod) => queue.add(pod) });
  * const running = factory.run(signal);
  * await factory.requireSync(signal, 60_000);
@@ -149,10 +150,13 @@ export class SharedInformerFactory implements Runnable, Syncable {
    * Each call counts as one use until {@link SharedInformerFactory.release}.
    * While the factory runs, a new informer starts at once. Throws
    * {@link FactoryStateError} once the factory has stopped.
+   *
+   * The object type is the handle's: `informerFor(ConfigMaps)` is a
+   * `SharedIndexInformer<V1ConfigMap>` (the options do not change it).
    */
-  informerFor<T extends KubeObject = KubeObject>(
-    resource: ResourceDescriptor,
-    options: InformerOptions<T> = {},
+  informerFor<T extends KubeObject>(
+    resource: Resource<T>,
+    options: NoInfer<InformerOptions<T>> = {},
   ): SharedIndexInformer<T> {
     if (this.stopped) throw new FactoryStateError("the informer factory has stopped");
     const request = this.request(resource, options);
@@ -171,12 +175,15 @@ export class SharedInformerFactory implements Runnable, Syncable {
     return entry.informer as unknown as SharedIndexInformer<T>;
   }
 
-  /** {@link SharedInformerFactory.informerFor} with `metadataOnly: true`: a cache of `PartialObjectMetadata`. */
+  /**
+   * {@link SharedInformerFactory.informerFor} with `metadataOnly: true`: a
+   * cache of `PartialObjectMetadata`, for the handle of any resource.
+   */
   metadataInformerFor(
-    resource: ResourceDescriptor,
+    resource: Resource,
     options: Omit<InformerOptions<PartialObjectMetadata>, "metadataOnly"> = {},
   ): SharedIndexInformer<PartialObjectMetadata> {
-    return this.informerFor<PartialObjectMetadata>(resource, { ...options, metadataOnly: true });
+    return this.informerFor(metadataResource(resource), { ...options, metadataOnly: true });
   }
 
   /**
@@ -280,13 +287,14 @@ export class SharedInformerFactory implements Runnable, Syncable {
   }
 
   private request(
-    resource: ResourceDescriptor,
+    resource: Resource,
     options: Pick<
       InformerOptions<KubeObject>,
       "namespace" | "labelSelector" | "fieldSelector" | "metadataOnly"
     >,
   ): ListerWatcherRequest {
-    const namespace = resource.namespaced ? (options.namespace ?? this.options.namespace ?? "") : "";
+    const namespace =
+      resource.scope === "Namespaced" ? (options.namespace ?? this.options.namespace ?? "") : "";
     const labelSelector = options.labelSelector ?? this.options.labelSelector ?? "";
     const fieldSelector = options.fieldSelector ?? this.options.fieldSelector ?? "";
     return {
@@ -336,6 +344,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
       (request.metadataOnly ? " (metadata)" : "");
     return new SharedIndexInformer<KubeObject>({
       listerWatcher,
+      handle: request.metadataOnly ? metadataResource(request.resource) : request.resource,
       name,
       resyncScheduler: this.scheduler,
       clock: this.tools.clock,

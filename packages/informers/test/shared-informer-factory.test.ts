@@ -5,7 +5,8 @@ import {
   IndexerError,
   type KubeObject,
   type ListerWatcher,
-  type ResourceDescriptor,
+  type Resource,
+  defineResource,
 } from "@tessera/reflector";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import {
@@ -19,24 +20,27 @@ import {
 import { settle, widget, type Widget } from "./informer-harness.js";
 import { ReplicaHandler } from "./replica.js";
 
-const widgets: ResourceDescriptor = {
+const widgets = defineResource<Widget>({
   group: "test.example",
   version: "v1",
+  kind: "Widget",
   plural: "widgets",
-  namespaced: true,
-};
-const gadgets: ResourceDescriptor = {
+  scope: "Namespaced",
+});
+const gadgets = defineResource<Widget>({
   group: "test.example",
   version: "v1",
+  kind: "Gadget",
   plural: "gadgets",
-  namespaced: false,
-};
-const missing: ResourceDescriptor = {
+  scope: "Cluster",
+});
+const missing = defineResource({
   group: "nope.example",
   version: "v1",
+  kind: "Ghost",
   plural: "ghosts",
-  namespaced: true,
-};
+  scope: "Namespaced",
+});
 
 /** A resource the server does not serve: every list and watch fails with 404. */
 class NotFoundListerWatcher implements ListerWatcher {
@@ -98,7 +102,7 @@ class Fixture {
     await this.running;
   }
 
-  collection(resource: ResourceDescriptor): InMemoryListerWatcher<Widget> {
+  collection(resource: Resource): InMemoryListerWatcher<Widget> {
     return this.collections.get(`${resource.plural}.${resource.group}`) as InMemoryListerWatcher<Widget>;
   }
 }

@@ -12,8 +12,23 @@ export { KubeListerWatcher } from "./kube-lister-watcher.js";
 export type { KubeListerWatcherOptions } from "./kube-lister-watcher.js";
 export { toQueryString } from "./list-options.js";
 export type { ListOptions, WatchOptions } from "./list-options.js";
-export { collectionPath, describeResource } from "./resource.js";
-export type { ResourceDescriptor } from "./resource.js";
+export { defineResource, collectionPath, describeResource } from "./resource.js";
+export type { Resource, ResourceSpec, ResourceScope } from "./resource.js";
+export {
+  ConfigMaps,
+  Secrets,
+  Services,
+  ServiceAccounts,
+  Namespaces,
+  Pods,
+  Events,
+  Deployments,
+  StatefulSets,
+  DaemonSets,
+  Jobs,
+  Leases,
+  CustomResourceDefinitions,
+} from "./resources.js";
 export type { KubeObject, ObjectMeta, ObjectList, ListMeta, Status } from "./kube-object.js";
 export { INITIAL_EVENTS_END_ANNOTATION, isInitialEventsEndBookmark } from "./watch-event.js";
 export type { WatchEvent, WatchEventType } from "./watch-event.js";

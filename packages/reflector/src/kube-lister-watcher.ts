@@ -13,7 +13,7 @@ import {
   type ListWatchVerb,
 } from "./list-watch-error.js";
 import { NdjsonDecoder } from "./ndjson-decoder.js";
-import { collectionPath, describeResource, type ResourceDescriptor } from "./resource.js";
+import { collectionPath, describeResource, type Resource } from "./resource.js";
 import { statusReasonForHttpCode } from "./status-reason.js";
 import type { WatchEvent, WatchEventType } from "./watch-event.js";
 
@@ -61,25 +61,30 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>([
  * holds (client certificates, bearer tokens, token files, exec and auth-provider
  * plugins, refreshed per request through `applyToHTTPSOptions`), honours the
  * cluster's CA, proxy and TLS settings, and speaks JSON over node's HTTP stack.
- * A watch response is decoded line by line as it arrives.
+ * A watch response is decoded line by line as it arrives. The object type is
+ * the handle's: over `ConfigMaps` it is a `KubeListerWatcher<V1ConfigMap>`.
  *
  * ```ts
- * const lw = new KubeListerWatcher<V1ConfigMap>(kc, { group: "", version: "v1", plural: "configmaps", namespaced: true }, { namespace: "default" });
- * const page = await lw.list({ limit: 500 });
+ * const lw = new KubeListerWatcher(kc, ConfigMaps, { namespace: "default" });
+ * const page = await lw.list({ limit: 500 }); // ObjectList<V1ConfigMap>
  * ```
  */
 export class KubeListerWatcher<T extends KubeObject = KubeObject> implements ListerWatcher<T> {
+  /** The resource, as kubectl names it (`configmaps`, `widgets.example.com`), for logs and errors. */
   readonly resource: string;
+  /** The typed handle of what this lists and watches. */
+  readonly handle: Resource<T>;
   readonly namespace: string | undefined;
   private readonly path: string;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
-    resource: ResourceDescriptor,
+    resource: Resource<T>,
     private readonly options: KubeListerWatcherOptions = {},
   ) {
+    this.handle = resource;
     this.resource = describeResource(resource);
-    this.namespace = resource.namespaced && options.namespace ? options.namespace : undefined;
+    this.namespace = resource.scope === "Namespaced" && options.namespace ? options.namespace : undefined;
     this.path = collectionPath(resource, this.namespace);
   }
 

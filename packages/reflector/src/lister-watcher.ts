@@ -1,5 +1,6 @@
 import type { KubeObject, ObjectList } from "./kube-object.js";
 import type { ListOptions, WatchOptions } from "./list-options.js";
+import type { Resource } from "./resource.js";
 import type { WatchEvent } from "./watch-event.js";
 
 /**
@@ -28,6 +29,12 @@ export type WatchEventHandler<T> = (event: WatchEvent<T>) => void;
 export interface ListerWatcher<T extends KubeObject = KubeObject> {
   /** The resource, as kubectl names it (`configmaps`, `widgets.example.com`), for logs and errors. */
   readonly resource: string;
+  /**
+   * The typed handle of the collection, when the lister-watcher knows it
+   * (`KubeListerWatcher` does; a wrapper forwards its inner one's). An
+   * informer takes its own handle from here.
+   */
+  readonly handle?: Resource<T>;
   /** The namespace listed and watched; absent for all namespaces or a cluster-scoped resource. */
   readonly namespace?: string;
   list(options: ListOptions, signal?: AbortSignal): Promise<ObjectList<T>>;

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { collectionPath, describeResource, toQueryString } from "../src/index.js";
+import { collectionPath, defineResource, describeResource, toQueryString } from "../src/index.js";
 
 describe("toQueryString", () => {
   it("sends every option set, and watch=1 for a watch", () => {
@@ -41,8 +41,20 @@ describe("toQueryString", () => {
 
 describe("resource paths", () => {
   it("builds core, grouped, namespaced and cluster-scoped paths", () => {
-    const cms = { group: "", version: "v1", plural: "configmaps", namespaced: true };
-    const widgets = { group: "example.com", version: "v1alpha1", plural: "widgets", namespaced: false };
+    const cms = defineResource({
+      group: "",
+      version: "v1",
+      kind: "ConfigMap",
+      plural: "configmaps",
+      scope: "Namespaced",
+    });
+    const widgets = defineResource({
+      group: "example.com",
+      version: "v1alpha1",
+      kind: "Widget",
+      plural: "widgets",
+      scope: "Cluster",
+    });
     assert.equal(collectionPath(cms), "/api/v1/configmaps");
     assert.equal(collectionPath(cms, "kube-system"), "/api/v1/namespaces/kube-system/configmaps");
     assert.equal(collectionPath(widgets, "ignored"), "/apis/example.com/v1alpha1/widgets");

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { FakeClock } from "@tessera/core/testing";
 import { IndexedStore, Reflector, type ReflectorOptions } from "../src/index.js";
 import { added, cm, endBookmark, list, type TestObject } from "./support/objects.js";
-import { ScriptedListerWatcher } from "./support/scripted-lister-watcher.js";
+import { ScriptedListerWatcher } from "../src/testing/index.js";
 
 interface Setup {
   clock: FakeClock;
@@ -13,7 +13,7 @@ interface Setup {
 
 function setup(options: Partial<ReflectorOptions<TestObject>> = {}): Setup {
   const clock = new FakeClock();
-  const lw = new ScriptedListerWatcher<TestObject>(clock);
+  const lw = new ScriptedListerWatcher<TestObject>();
   const store = new IndexedStore<TestObject>();
   const reflector = new Reflector<TestObject>({
     listerWatcher: lw,

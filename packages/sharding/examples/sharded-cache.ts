@@ -1,5 +1,5 @@
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
-import { IndexedStore, KubeListerWatcher } from "@tessera/reflector";
+import { ConfigMaps, IndexedStore, KubeListerWatcher } from "@tessera/reflector";
 import { ShardedReflector, ShardMember } from "@tessera/sharding";
 import { SlotSpace } from "@tessera/sharding/ranges";
 
@@ -11,11 +11,7 @@ const space = new SlotSpace(256);
 // One reflector per owned range, all writing into one store: a cache here, an informer's queue in an operator.
 const cache = new IndexedStore<V1ConfigMap>();
 const sharded = new ShardedReflector<V1ConfigMap>({
-  listerWatcher: new KubeListerWatcher<V1ConfigMap>(
-    kubeConfig,
-    { group: "", version: "v1", plural: "configmaps", namespaced: true },
-    { namespace: "apps" },
-  ),
+  listerWatcher: new KubeListerWatcher(kubeConfig, ConfigMaps, { namespace: "apps" }),
   store: cache,
   ring: "widgets",
   member: identity,

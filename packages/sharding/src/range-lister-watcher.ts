@@ -3,6 +3,7 @@ import type {
   ListerWatcher,
   ListOptions,
   ObjectList,
+  Resource,
   WatchEventHandler,
   WatchOptions,
 } from "@tessera/reflector";
@@ -19,6 +20,8 @@ import type { ShardSelector } from "./shard-selector.js";
  */
 export class RangeListerWatcher<T extends KubeObject> implements ListerWatcher<T> {
   readonly resource: string;
+  /** The inner lister-watcher's typed handle, if it has one. */
+  readonly handle?: Resource<T>;
   readonly namespace?: string;
   private readonly param: string;
 
@@ -33,6 +36,7 @@ export class RangeListerWatcher<T extends KubeObject> implements ListerWatcher<T
     private readonly onFiltered: (count: number) => void = () => {},
   ) {
     this.resource = inner.resource;
+    if (inner.handle !== undefined) this.handle = inner.handle;
     if (inner.namespace !== undefined) this.namespace = inner.namespace;
     this.param = selector.toString();
   }

@@ -1,6 +1,13 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap, V1PodTemplate } from "@kubernetes/client-node";
-import { KubeListerWatcher, metaNamespaceKey, type ResourceDescriptor } from "@tessera/reflector";
+import {
+  ConfigMaps,
+  defineResource,
+  KubeListerWatcher,
+  metaNamespaceKey,
+  type KubeObject,
+  type Resource,
+} from "@tessera/reflector";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import { DeletedFinalStateUnknown } from "@tessera/reflector";
 import { SharedIndexInformer, stripManagedFields } from "../../src/index.js";
@@ -8,24 +15,25 @@ import { ReplicaHandler, versions } from "../replica.js";
 import { seededRandom } from "../seeded-random.js";
 import { create, delay, eventually, list, metricSum, pool, send } from "./kube-helpers.js";
 
-const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
+const configMaps = ConfigMaps;
 // Nothing inside kube-apiserver watches PodTemplates, so every WATCH counted for them is ours.
-const podTemplates: ResourceDescriptor = {
+const podTemplates = defineResource<V1PodTemplate>({
   group: "",
   version: "v1",
+  kind: "PodTemplate",
   plural: "podtemplates",
-  namespaced: true,
-};
+  scope: "Namespaced",
+});
 
 describe("SharedIndexInformer against a real apiserver", function () {
   this.timeout(120_000);
   const env = useControlPlane();
 
-  function informerFor<T extends object>(
-    resource: ResourceDescriptor,
+  function informerFor<T extends KubeObject>(
+    resource: Resource<T>,
     namespace: string,
     consistencyCheck = true,
-  ): SharedIndexInformer<T & { metadata?: { name?: string } }> {
+  ): SharedIndexInformer<T> {
     return new SharedIndexInformer({
       listerWatcher: new KubeListerWatcher(env.cp.kubeConfig, resource, { namespace }),
       transform: stripManagedFields,

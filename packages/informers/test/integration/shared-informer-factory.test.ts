@@ -1,25 +1,27 @@
 import { strict as assert } from "node:assert";
-import type { V1ConfigMap } from "@kubernetes/client-node";
-import type { ResourceDescriptor } from "@tessera/reflector";
+import type { V1ConfigMap, V1PodTemplate } from "@kubernetes/client-node";
+import { ConfigMaps, defineResource, Pods } from "@tessera/reflector";
 import { useControlPlane } from "@tessera/testenv";
 import { CacheSyncError, SharedInformerFactory, stripManagedFields } from "../../src/index.js";
 import { ReplicaHandler } from "../replica.js";
 import { create, eventually, metricSum, pool } from "./kube-helpers.js";
 
-const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
-const pods: ResourceDescriptor = { group: "", version: "v1", plural: "pods", namespaced: true };
-const podTemplates: ResourceDescriptor = {
+const configMaps = ConfigMaps;
+const pods = Pods;
+const podTemplates = defineResource<V1PodTemplate>({
   group: "",
   version: "v1",
+  kind: "PodTemplate",
   plural: "podtemplates",
-  namespaced: true,
-};
-const ghosts: ResourceDescriptor = {
+  scope: "Namespaced",
+});
+const ghosts = defineResource({
   group: "nope.example.com",
   version: "v1",
+  kind: "Ghost",
   plural: "ghosts",
-  namespaced: true,
-};
+  scope: "Namespaced",
+});
 
 describe("SharedInformerFactory against a real apiserver", function () {
   this.timeout(120_000);

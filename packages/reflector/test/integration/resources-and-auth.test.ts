@@ -5,9 +5,11 @@ import {
   ApiStatusError,
   IndexedStore,
   KubeListerWatcher,
+  Namespaces,
   Reflector,
+  defineResource,
   type KubeObject,
-  type ResourceDescriptor,
+  type Resource,
 } from "../../src/index.js";
 import {
   CONFIGMAPS,
@@ -21,24 +23,26 @@ import {
   waitForStoreEqualToList,
 } from "../support/cluster.js";
 
-const WIDGETS: ResourceDescriptor = {
+const WIDGETS = defineResource({
   group: "example.com",
   version: "v1",
+  kind: "Widget",
   plural: "widgets",
-  namespaced: true,
-};
-const GADGETS: ResourceDescriptor = {
+  scope: "Namespaced",
+});
+const GADGETS = defineResource({
   group: "example.com",
   version: "v1",
+  kind: "Gadget",
   plural: "gadgets",
-  namespaced: false,
-};
-const NAMESPACES: ResourceDescriptor = { group: "", version: "v1", plural: "namespaces", namespaced: false };
+  scope: "Cluster",
+});
+const NAMESPACES = Namespaces;
 
 /** Runs a reflector until it synced, then hands its store to `check` and stops it. */
 async function syncOnce(
   kc: KubeConfig,
-  resource: ResourceDescriptor,
+  resource: Resource,
   options: { namespace?: string; labelSelector?: string },
   check: (store: IndexedStore<KubeObject>) => void | Promise<void>,
 ): Promise<void> {
@@ -63,7 +67,7 @@ async function syncOnce(
 /** Collects the errors a reflector reports until `count` arrived, then stops it. */
 async function errorsOf(
   kc: KubeConfig,
-  resource: ResourceDescriptor,
+  resource: Resource,
   count: number,
 ): Promise<{ err: unknown; at: number }[]> {
   const errors: { err: unknown; at: number }[] = [];
@@ -82,12 +86,12 @@ async function errorsOf(
   return errors;
 }
 
-async function crd(cp: Parameters<typeof send>[0], r: ResourceDescriptor, kind: string): Promise<void> {
+async function crd(cp: Parameters<typeof send>[0], r: Resource, kind: string): Promise<void> {
   await send(cp, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
     metadata: { name: `${r.plural}.${r.group}` },
     spec: {
       group: r.group,
-      scope: r.namespaced ? "Namespaced" : "Cluster",
+      scope: r.scope,
       names: { plural: r.plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
       versions: [
         {
@@ -225,12 +229,13 @@ describe("any resource, any credentials, against a real kube-apiserver", functio
   });
 
   it("reports a resource that does not exist (404) naming resource and verb, and retries it with backoff", async () => {
-    const missing: ResourceDescriptor = {
+    const missing = defineResource({
       group: "nope.example.com",
       version: "v1",
+      kind: "Thing",
       plural: "things",
-      namespaced: true,
-    };
+      scope: "Namespaced",
+    });
     const errors = await errorsOf(env.cp.kubeConfig, missing, 2);
     for (const { err } of errors) {
       assert.ok(err instanceof ApiStatusError, String(err));

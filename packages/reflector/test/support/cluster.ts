@@ -1,14 +1,15 @@
 import { strict as assert } from "node:assert";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ControlPlane } from "@tessera/testenv";
-import { KubeListerWatcher, type KubeObject, type ResourceDescriptor, type Store } from "../../src/index.js";
+import {
+  ConfigMaps,
+  KubeListerWatcher,
+  type KubeObject,
+  type Resource,
+  type Store,
+} from "../../src/index.js";
 
-export const CONFIGMAPS: ResourceDescriptor = {
-  group: "",
-  version: "v1",
-  plural: "configmaps",
-  namespaced: true,
-};
+export const CONFIGMAPS = ConfigMaps;
 
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight. */
 export async function pool(
@@ -71,7 +72,7 @@ export function storeVersions(store: Store<KubeObject>): Map<string, string> {
 /** key -> resourceVersion of a fresh consistent LIST (no resourceVersion: a quorum read). */
 export async function listVersions(
   kc: KubeConfig,
-  resource: ResourceDescriptor,
+  resource: Resource,
   namespace?: string,
   labelSelector?: string,
 ): Promise<Map<string, string>> {
@@ -105,7 +106,7 @@ export async function waitFor(
 export async function waitForStoreEqualToList(
   store: Store<KubeObject>,
   kc: KubeConfig,
-  resource: ResourceDescriptor,
+  resource: Resource,
   namespace?: string,
   timeoutMs = 60_000,
 ): Promise<void> {

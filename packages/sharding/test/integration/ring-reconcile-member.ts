@@ -21,7 +21,7 @@
 // Usage: node ring-reconcile-member.js <kubeconfig> <ring namespace> <ring> <identity> <objects namespace>
 // (the ring's Leases and assignment ConfigMap live apart from the ConfigMaps it reconciles).
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
-import { KubeListerWatcher } from "@tessera/reflector";
+import { ConfigMaps, KubeListerWatcher } from "@tessera/reflector";
 import { WorkQueue, WorkerPool } from "@tessera/workqueue";
 import { createDequeueGuard, RingCoordinator, ShardedReflector, ShardMember } from "../../src/index.js";
 import { SlotSpace } from "../../src/ranges.js";
@@ -63,11 +63,7 @@ const cache = new EnqueuingCache({
   enqueue: (key) => queue.add(key),
 });
 const sharded = new ShardedReflector<V1ConfigMap>({
-  listerWatcher: new KubeListerWatcher<V1ConfigMap>(
-    kubeConfig,
-    { group: "", version: "v1", plural: "configmaps", namespaced: true },
-    { namespace: objectsNamespace },
-  ),
+  listerWatcher: new KubeListerWatcher(kubeConfig, ConfigMaps, { namespace: objectsNamespace }),
   store: cache,
   ring,
   member: identity,

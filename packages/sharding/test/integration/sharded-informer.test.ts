@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { SharedIndexInformer } from "@tessera/informers";
-import { KubeListerWatcher, type ResourceDescriptor } from "@tessera/reflector";
+import { ConfigMaps, KubeListerWatcher } from "@tessera/reflector";
 import { useControlPlane } from "@tessera/testenv";
 import { createDequeueGuard, ShardedReflector } from "../../src/index.js";
 import { SlotSpace } from "../../src/ranges.js";
@@ -11,7 +11,7 @@ import { SlotSpace } from "../../src/ranges.js";
 // informer's `source` option. It checks the two packages' contracts meet: the
 // informer's sync, lister and handlers follow the member's slots.
 
-const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
+const configMaps = ConfigMaps;
 const NS = "sharded-informer";
 const OBJECTS = 300;
 

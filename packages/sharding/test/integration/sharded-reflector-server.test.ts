@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import {
+  ConfigMaps,
   IndexedStore,
   KubeListerWatcher,
   metaNamespaceKey,
@@ -9,7 +10,6 @@ import {
   type ListOptions,
   type ObjectList,
   type ReflectorStore,
-  type ResourceDescriptor,
   type WatchEventHandler,
   type WatchOptions,
 } from "@tessera/reflector";
@@ -17,7 +17,7 @@ import { FaultProxy, kubeConfigVia, useControlPlane, type ControlPlane } from "@
 import { ShardedReflector } from "../../src/index.js";
 import { HASH_SPACE, ShardSelector, SlotSpace, type HashRange } from "../../src/ranges.js";
 
-const configMaps: ResourceDescriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
+const configMaps = ConfigMaps;
 const UID = "object.metadata.uid" as const;
 
 /** A request a {@link RecordingListerWatcher} passed on. */
