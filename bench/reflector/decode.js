@@ -78,6 +78,7 @@ function parseAndMap(input) {
 }
 
 async function reflector(input) {
+  /** @type {import("@tessera/reflector").ListWatchErrorContext} */
   const context = { resource: "configmaps", verb: "watch" };
   const listerWatcher = {
     resource: "configmaps",

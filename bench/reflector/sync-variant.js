@@ -116,7 +116,9 @@ async function limit() {
       });
       res.on("error", () => {});
     });
-    req.on("error", (err) => (err.code === "ECONNRESET" ? undefined : reject(err)));
+    req.on("error", (/** @type {NodeJS.ErrnoException} */ err) =>
+      err.code === "ECONNRESET" ? undefined : reject(err),
+    );
     req.end();
   });
 }

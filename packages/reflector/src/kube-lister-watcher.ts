@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { toError } from "@tessera/core";
 import type { KubeObject, ObjectList, Status } from "./kube-object.js";
 import type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
 import { toQueryString, type ListOptions, type WatchOptions } from "./list-options.js";
@@ -137,7 +138,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
         settled = true;
         signal?.removeEventListener("abort", onAbort);
         res.destroy();
-        reject(err);
+        reject(toError(err));
       };
       const onAbort = (): void => fail(signal?.reason);
       if (signal?.aborted) return fail(signal.reason);
@@ -221,7 +222,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
       }
       const onAbort = (): void => {
         req.destroy();
-        reject(signal?.reason);
+        reject(toError(signal?.reason));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       req.on("response", () => signal?.removeEventListener("abort", onAbort));
@@ -229,7 +230,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
         signal?.removeEventListener("abort", onAbort);
         reject(
           signal?.aborted
-            ? signal.reason
+            ? toError(signal.reason)
             : new ConnectionError(context, `request failed: ${err.message}`, err),
         );
       });
@@ -281,7 +282,7 @@ function readBody(
       signal?.removeEventListener("abort", onAbort);
       if (err !== undefined) {
         res.destroy();
-        reject(err);
+        reject(toError(err));
       } else resolve(value as Buffer);
     };
     const onAbort = (): void => finish(signal?.reason);
@@ -292,9 +293,7 @@ function readBody(
       chunks.push(chunk);
       bytes += chunk.length;
     });
-    res.on("end", () =>
-      finish(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)),
-    );
+    res.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     res.on("error", (err) => finish(new ConnectionError(context, `the response broke: ${err.message}`, err)));
     res.on("close", () => {
       if (!res.complete) finish(new ConnectionError(context, "the response was closed before its end"));
