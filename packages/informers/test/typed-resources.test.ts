@@ -6,6 +6,7 @@ import {
   KubeListerWatcher,
   Namespaces,
   Pods,
+  ResourceDefinitionError,
   Secrets,
   type KubeObject,
   type Resource,
@@ -116,7 +117,7 @@ describe("typed resources", () => {
           scope: "Namespaced",
         }),
       (err: unknown) =>
-        err instanceof TypeError &&
+        err instanceof ResourceDefinitionError &&
         /kind must be a non-empty string/.test(err.message) &&
         /plural "Widgets" must be lowercase/.test(err.message),
     );

@@ -12,7 +12,7 @@ export { KubeListerWatcher } from "./kube-lister-watcher.js";
 export type { KubeListerWatcherOptions } from "./kube-lister-watcher.js";
 export { toQueryString } from "./list-options.js";
 export type { ListOptions, WatchOptions } from "./list-options.js";
-export { defineResource, collectionPath, describeResource } from "./resource.js";
+export { defineResource, collectionPath, describeResource, ResourceDefinitionError } from "./resource.js";
 export type { Resource, ResourceSpec, ResourceScope } from "./resource.js";
 export {
   ConfigMaps,

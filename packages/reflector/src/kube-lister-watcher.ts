@@ -14,7 +14,7 @@ import {
   type ListWatchVerb,
 } from "./list-watch-error.js";
 import { NdjsonDecoder } from "./ndjson-decoder.js";
-import { collectionPath, describeResource, type Resource } from "./resource.js";
+import { assertResource, collectionPath, describeResource, type Resource } from "./resource.js";
 import { statusReasonForHttpCode } from "./status-reason.js";
 import type { WatchEvent, WatchEventType } from "./watch-event.js";
 
@@ -83,6 +83,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     resource: Resource<T>,
     private readonly options: KubeListerWatcherOptions = {},
   ) {
+    assertResource(resource, "KubeListerWatcher");
     this.handle = resource;
     this.resource = describeResource(resource);
     this.namespace = resource.scope === "Namespaced" && options.namespace ? options.namespace : undefined;

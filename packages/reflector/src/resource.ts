@@ -76,6 +76,16 @@ const KIND = /^[A-Z][A-Za-z0-9]*$/;
 const SPEC_FIELDS: ReadonlySet<string> = new Set(["group", "version", "kind", "plural", "scope"]);
 
 /**
+ * Raised by {@link defineResource} for a spec that cannot name a resource,
+ * with every problem found (the field, its value, the rule and the fix), and
+ * by `KubeListerWatcher` for something that is not a {@link Resource}
+ * handle. A `TypeError`: it is a mistake in the program, not in the cluster.
+ */
+export class ResourceDefinitionError extends TypeError {
+  override name = "ResourceDefinitionError";
+}
+
+/**
  * A handle on a resource that has no ready one, e.g. a custom resource:
  *
  * ```ts
@@ -86,7 +96,8 @@ const SPEC_FIELDS: ReadonlySet<string> = new Set(["group", "version", "kind", "p
  * ```
  *
  * The type argument is what its objects look like; it is not checked
- * against the server. Throws a `TypeError` saying what is wrong, and how to
+ * against the server. The names are checked much as the API server checks a
+ * CRD's: a {@link ResourceDefinitionError} says what is wrong, and how to
  * fix it, for a spec that cannot name a resource (an empty or misspelled
  * field, an uppercase plural, a group with its version in it, an unknown
  * scope, a field that is not part of the spec). The handle is frozen.
@@ -94,7 +105,7 @@ const SPEC_FIELDS: ReadonlySet<string> = new Set(["group", "version", "kind", "p
 export function defineResource<T extends KubeObject = KubeObject>(spec: ResourceSpec): Resource<T> {
   const problems = specProblems(spec);
   if (problems.length > 0) {
-    throw new TypeError(`defineResource(${specName(spec)}): ${problems.join("; ")}`);
+    throw new ResourceDefinitionError(`defineResource(${specName(spec)}): ${problems.join("; ")}`);
   }
   const { group, version, kind, plural, scope } = spec;
   return Object.freeze({
@@ -179,6 +190,32 @@ function show(value: unknown): string {
     return `a ${typeof value}`;
   }
   return JSON.stringify(value);
+}
+
+/**
+ * Throws a {@link ResourceDefinitionError} unless `resource` looks like a
+ * {@link Resource} handle. For JavaScript callers, and for those migrating
+ * from the old `{ group, version, plural, namespaced }` descriptors: without
+ * a `scope` such a descriptor would be taken for cluster-scoped and its
+ * namespace dropped, listing every namespace instead of failing.
+ */
+export function assertResource(resource: Resource, user: string): void {
+  const r = resource as unknown as Record<string, unknown> | null;
+  if (
+    r !== null &&
+    typeof r === "object" &&
+    typeof r.group === "string" &&
+    typeof r.version === "string" &&
+    typeof r.plural === "string" &&
+    r.plural !== "" &&
+    (r.scope === "Namespaced" || r.scope === "Cluster")
+  ) {
+    return;
+  }
+  throw new ResourceDefinitionError(
+    `${user} needs a Resource handle (group, version, kind, plural, scope), got ${show(resource)}: ` +
+      "use a ready one (ConfigMaps, Pods, Deployments, ...) or make one with defineResource()",
+  );
 }
 
 /** `configmaps` for the core group, `deployments.apps`, `widgets.example.com` otherwise (as kubectl names them). */

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import type { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
+import { KubeConfig, type V1ConfigMap, type V1Pod } from "@kubernetes/client-node";
 import {
   ConfigMaps,
   CustomResourceDefinitions,
@@ -11,6 +11,7 @@ import {
   collectionPath,
   defineResource,
   describeResource,
+  ResourceDefinitionError,
   type KubeObject,
   type Resource,
   type ResourceSpec,
@@ -34,7 +35,7 @@ export const listerWatcherType: Equals<
   KubeListerWatcher<V1ConfigMap>,
   InstanceType<typeof KubeListerWatcher<V1ConfigMap>>
 > = true;
-export function listerWatcherOf(kc: ConstructorParameters<typeof KubeListerWatcher>[0]): void {
+export function listerWatcherOf(kc: KubeConfig): void {
   const lw = new KubeListerWatcher(kc, ConfigMaps);
   const inferred: Equals<typeof lw, KubeListerWatcher<V1ConfigMap>> = true;
   // @ts-expect-error a config map lister-watcher does not list pods
@@ -50,12 +51,13 @@ const widgetSpec: ResourceSpec = {
   scope: "Namespaced",
 };
 
-/** The message of the TypeError `defineResource(spec)` throws. */
+/** The message of the ResourceDefinitionError `defineResource(spec)` throws. */
 function problemsOf(spec: unknown): string {
   try {
     defineResource(spec as ResourceSpec);
   } catch (err) {
-    assert.ok(err instanceof TypeError, String(err));
+    assert.ok(err instanceof ResourceDefinitionError, String(err));
+    assert.ok(err instanceof TypeError, "a mistake in the program");
     return err.message;
   }
   assert.fail("defineResource accepted an invalid spec");
@@ -124,5 +126,18 @@ describe("resources", () => {
     assert.match(problemsOf(undefined), /must be an object/);
     // Every problem at once, so one run tells all there is to fix.
     assert.equal(problemsOf({ ...widgetSpec, kind: "", plural: "Widgets" }).split("; ").length, 2);
+  });
+
+  it("refuses to list something that is not a handle, such as an old descriptor", () => {
+    const kc = new KubeConfig();
+    const descriptor = { group: "", version: "v1", plural: "configmaps", namespaced: true };
+    assert.throws(
+      () => new KubeListerWatcher(kc, descriptor as unknown as Resource, { namespace: "default" }),
+      (err: unknown) =>
+        err instanceof ResourceDefinitionError &&
+        /^KubeListerWatcher needs a Resource handle/.test(err.message) &&
+        /defineResource\(\)/.test(err.message),
+    );
+    assert.equal(new KubeListerWatcher(kc, ConfigMaps, { namespace: "default" }).namespace, "default");
   });
 });
