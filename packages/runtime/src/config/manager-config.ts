@@ -1,0 +1,73 @@
+/** How a controller runs across an operator's replicas. */
+export type ControllerMode = "leader" | "sharded" | "every-replica";
+
+/**
+ * The manager's configuration once loaded and validated: every field has
+ * its value (defaults filled). Written by operators as code, a YAML or JSON
+ * file, and `TESSERA_*` environment variables (see `loadConfig`).
+ */
+export interface ManagerConfig {
+  /** The operator's name: default field manager, Lease and ring name prefix, metric label. Default "tessera-operator". */
+  name: string;
+  /**
+   * Where the manager keeps its Leases and ring assignment. Default: the pod's
+   * namespace (in-cluster service account), else "default".
+   */
+  namespace: string;
+  /** This replica's identity in elections and rings. Default: `POD_NAME`, else the host name. */
+  identity: string;
+  /** The field manager of writes and server-side apply. Default: `name`. */
+  fieldManager: string;
+  /** The mode of controllers that do not choose one. Default "leader". */
+  mode: ControllerMode;
+  /** Path of a kubeconfig file. Default: `KUBECONFIG`, else in-cluster, else `~/.kube/config`. */
+  kubeconfig?: string;
+  /** Lowest level logged: "debug" | "info" | "warn" | "error". Default "info". */
+  logLevel: "debug" | "info" | "warn" | "error";
+  leaderElection: {
+    /** Default: `<name>-leader`. */
+    leaseName: string;
+    /** Default 15000. */
+    leaseDurationMs: number;
+    /** Default 10000. */
+    renewDeadlineMs: number;
+    /** Default 2000. */
+    retryPeriodMs: number;
+  };
+  sharding: {
+    /** The ring name of sharded controllers; each controller's ring is `<ring>-<controller>`. Default: `name`. */
+    ring: string;
+    /** Slots of the ring: a power of two from 1 to 65536. Default 256. */
+    slots: number;
+  };
+  shutdown: {
+    /** How long in-flight reconciles may run after SIGTERM before they are aborted. Default 30000. */
+    drainTimeoutMs: number;
+  };
+  /** `/healthz` and `/readyz`: "host:port", ":port", or "0" to turn the server off. Default ":8081". */
+  healthBindAddress: string;
+  /** `/metrics`: "host:port", ":port", or "0" to turn the server off. Default ":8080". */
+  metricsBindAddress: string;
+  cache: {
+    /** How long start-up waits for caches to sync before failing. Default 120000. */
+    syncTimeoutMs: number;
+  };
+  /** Per-controller overrides, by controller name. */
+  controllers: Record<string, ControllerConfig>;
+}
+
+/** What configuration may override for one controller. */
+export interface ControllerConfig {
+  mode?: ControllerMode;
+  /** Max concurrent reconciles. */
+  concurrency?: number;
+  /** Per-reconcile timeout; 0 for none. */
+  reconcileTimeoutMs?: number;
+}
+
+/** What code passes: any subset, deep. */
+export type ManagerConfigInput = {
+  [K in keyof ManagerConfig]?: ManagerConfig[K] extends Record<string, unknown>
+    ? Partial<ManagerConfig[K]>
+    : ManagerConfig[K];
+};

@@ -1,0 +1,49 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { Meter, Tracer } from "@opentelemetry/api";
+import type { Clock, Logger, RandomSource } from "@tessera/core";
+import type { SharedInformerFactory } from "@tessera/informers";
+import type { Client } from "../client/client.js";
+import type { EventRecorder } from "../client/event-recorder.js";
+import type { RestMapper } from "../client/rest-mapper.js";
+import type { ManagerConfig } from "../config/manager-config.js";
+
+declare const tokenType: unique symbol;
+
+/**
+ * A service identifier in a manager's container that carries the type bound
+ * under it, so `manager.get(Tokens.Client)` is a `Client` and a constructor's
+ * `static inject` list is checked against its parameters.
+ */
+export type Token<T> = symbol & { readonly [tokenType]?: T };
+
+/** A new {@link Token}; `description` names it in container errors. */
+export function token<T>(description: string): Token<T> {
+  return Symbol(description) as Token<T>;
+}
+
+/**
+ * What the manager binds in its container, one token per service. A test
+ * swaps any of them before `run` (`manager.rebind(Tokens.Clock, fake)`);
+ * a reconciler lists the ones it needs in `static inject`.
+ */
+export const Tokens = Object.freeze({
+  /** The manager's validated configuration. */
+  Config: token<ManagerConfig>("tessera.Config"),
+  /** The KubeConfig every client authenticates with. */
+  KubeConfig: token<KubeConfig>("tessera.KubeConfig"),
+  /** The split client: reads from the informer cache, writes to the API server. */
+  Client: token<Client>("tessera.Client"),
+  /** A client that reads from the API server too (controller-runtime's API reader). */
+  ApiClient: token<Client>("tessera.ApiClient"),
+  /** Kinds by group, version and kind, from the API server's discovery. */
+  RestMapper: token<RestMapper>("tessera.RestMapper"),
+  /** The informers behind the cache, shared by every controller of the manager. */
+  InformerFactory: token<SharedInformerFactory>("tessera.InformerFactory"),
+  /** Records Kubernetes Events about objects. */
+  EventRecorder: token<EventRecorder>("tessera.EventRecorder"),
+  Clock: token<Clock>("tessera.Clock"),
+  Random: token<RandomSource>("tessera.Random"),
+  Logger: token<Logger>("tessera.Logger"),
+  Meter: token<Meter>("tessera.Meter"),
+  Tracer: token<Tracer>("tessera.Tracer"),
+});
