@@ -16,6 +16,7 @@ export {
 export type { MemberLeaseOptions } from "./member-lease.js";
 
 export { createDequeueGuard } from "./dequeue-guard.js";
+export { InFlightReconciles } from "./in-flight-reconciles.js";
 export type { DequeueGuardOptions } from "./dequeue-guard.js";
 export { controllerOwnerOf, secondaryShardKey } from "./owner-routing.js";
 export type { OwnerReferenceLike, OwnedObject } from "./owner-routing.js";

@@ -26,7 +26,7 @@ import { WorkQueue, WorkerPool } from "@tessera/workqueue";
 import { createDequeueGuard, RingCoordinator, ShardedReflector, ShardMember } from "../../src/index.js";
 import { SlotSpace } from "../../src/ranges.js";
 import { EnqueuingCache } from "./ring-reconcile-cache.js";
-import { InFlightReconciles } from "./ring-reconcile-in-flight.js";
+import { InFlightReconciles } from "../../src/in-flight-reconciles.js";
 
 const [kubeconfigPath, namespace, ring, identity, objectsNamespace] = process.argv.slice(2) as [
   string,

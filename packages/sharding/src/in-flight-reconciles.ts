@@ -1,4 +1,8 @@
-/** The reconciles a member has running, with the slot of each (`undefined`: unknown). */
+/**
+ * The reconciles a member has running, with the slot of each (`undefined`:
+ * unknown): what a member's `onAssignment` waits on before it acknowledges
+ * that it gave slots up, so a slot moves only once its reconciles here ended.
+ */
 export class InFlightReconciles {
   private readonly running = new Set<{ slot: number | undefined; ended: Promise<void> }>();
 

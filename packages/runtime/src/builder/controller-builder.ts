@@ -1,0 +1,183 @@
+import type { KubeObject } from "@tessera/reflector";
+import type { MapToRequests } from "../handler/event-handler.js";
+import type { Predicate } from "../predicate/predicate.js";
+import type { Reconciler, ReconcileFunction } from "../reconcile/reconciler.js";
+import { BuilderError } from "./builder-error.js";
+import type { ControllerOptions } from "./controller-options.js";
+import { describeKind, type Kind } from "./kind.js";
+
+const CONTROLLER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const MODES: ReadonlySet<string> = new Set(["leader", "sharded", "every-replica"]);
+
+/** A secondary kind the controller watches, and how its events become requests. */
+export interface WatchDeclaration {
+  readonly kind: Kind;
+  /** `owns`: the controller owner of the primary kind; `watches`: the given mapping. */
+  readonly map: { readonly type: "owner" } | { readonly type: "mapped"; readonly toRequests: MapToRequests };
+  readonly predicates: readonly Predicate[];
+}
+
+/** A controller as declared: what the manager builds and runs. */
+export interface ControllerDefinition<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly for: Kind<T>;
+  readonly predicates: readonly Predicate<T>[];
+  readonly watches: readonly WatchDeclaration[];
+  readonly options: Readonly<ControllerOptions>;
+}
+
+/** Options of `for`, `owns` and `watches`. */
+export interface WatchOptions<T extends KubeObject> {
+  /** Events must pass every one of these (combine with `and`, `or`, `not`). */
+  predicates?: readonly Predicate<T>[];
+}
+
+/**
+ * Declares a controller as a sentence, as controller-runtime's builder and
+ * kube-rs's `Controller::new(..).owns(..)` do:
+ *
+ * ```ts
+ * on.for(Widgets, { predicates: [generationChanged()] }).owns(ConfigMaps).withOptions({ concurrency: 4 });
+ * ```
+ *
+ * Mistakes (no `for`, two `for`s, a bad name or option) are collected and
+ * thrown together as one {@link BuilderError} when the declaration is
+ * completed, never mid-chain.
+ */
+export class ControllerBuilder<T extends KubeObject = KubeObject> {
+  private forKind: Kind<T> | undefined;
+  private forPredicates: readonly Predicate<T>[] = [];
+  private readonly secondaries: WatchDeclaration[] = [];
+  private options: ControllerOptions = {};
+  private controllerName: string | undefined;
+  private readonly problems: string[] = [];
+
+  /** @param onComplete receives the definition when {@link ControllerBuilder.complete} is called with a reconcile. */
+  constructor(
+    private readonly onComplete?: (definition: ControllerDefinition<T>, reconciler: Reconciler<T>) => void,
+  ) {}
+
+  /** The primary kind: each of its objects is one request, reconciled on its events. */
+  for<U extends KubeObject>(kind: Kind<U>, options: WatchOptions<U> = {}): ControllerBuilder<U> {
+    const self = this as unknown as ControllerBuilder<U>;
+    if (self.forKind !== undefined) {
+      self.problems.push(
+        `for(${describeKind(kind)}) after for(${describeKind(self.forKind)}): a controller has one primary kind; use owns() or watches() for the others`,
+      );
+      return self;
+    }
+    self.forKind = kind;
+    self.forPredicates = options.predicates ?? [];
+    return self;
+  }
+
+  /**
+   * A kind the primary owns: an event on one of its objects enqueues the
+   * object's controller owner (the `ownerReference` with `controller: true`)
+   * when that owner is of the primary kind.
+   */
+  owns<U extends KubeObject>(kind: Kind<U>, options: WatchOptions<U> = {}): this {
+    this.secondaries.push({
+      kind,
+      map: { type: "owner" },
+      predicates: (options.predicates ?? []) as readonly Predicate[],
+    });
+    return this;
+  }
+
+  /** Any other kind, with a function from one of its objects to the requests it should wake. */
+  watches<U extends KubeObject>(kind: Kind<U>, toRequests: MapToRequests<U>, options: WatchOptions<U> = {}): this {
+    if (typeof toRequests !== "function") {
+      this.problems.push(`watches(${describeKind(kind)}): the second argument must be a function from an object to requests`);
+      return this;
+    }
+    this.secondaries.push({
+      kind,
+      map: { type: "mapped", toRequests: toRequests as MapToRequests },
+      predicates: (options.predicates ?? []) as readonly Predicate[],
+    });
+    return this;
+  }
+
+  /** Predicates on the primary kind's events, added to those given to `for`. */
+  withEventFilter(...predicates: readonly Predicate<T>[]): this {
+    this.forPredicates = [...this.forPredicates, ...predicates];
+    return this;
+  }
+
+  /** The controller's name in logs, metrics (`controller` label) and its ring. Default: the primary kind, lowercase. */
+  named(name: string): this {
+    this.controllerName = name;
+    return this;
+  }
+
+  /** Merges `options` into what was set before. */
+  withOptions(options: ControllerOptions): this {
+    this.options = { ...this.options, ...options };
+    return this;
+  }
+
+  /** Shorthand for `withOptions({ mode })`. */
+  mode(mode: NonNullable<ControllerOptions["mode"]>): this {
+    return this.withOptions({ mode });
+  }
+
+  /**
+   * Ends the declaration with the reconcile (a function or a {@link Reconciler})
+   * and hands it to the manager this builder came from. Throws the collected
+   * {@link BuilderError} when the declaration is not valid.
+   */
+  complete(reconciler: Reconciler<T> | ReconcileFunction<T>): void {
+    const definition = this.build();
+    const asReconciler: Reconciler<T> =
+      typeof reconciler === "function" ? { reconcile: reconciler } : reconciler;
+    if (this.onComplete === undefined) {
+      throw new BuilderError(definition.name, [
+        "complete() needs a builder from manager.controller(); a plugin's controller() returns its builder instead",
+      ]);
+    }
+    this.onComplete(definition, asReconciler);
+  }
+
+  /** The definition, or the {@link BuilderError} listing every mistake. */
+  build(): ControllerDefinition<T> {
+    const problems = [...this.problems];
+    const forKind = this.forKind;
+    const name = this.controllerName ?? forKind?.kind.toLowerCase() ?? "(unnamed)";
+    if (forKind === undefined) problems.push("no primary kind: call for(kind) once, e.g. for(ConfigMaps)");
+    if (this.controllerName !== undefined && !CONTROLLER_NAME.test(this.controllerName)) {
+      problems.push(
+        `name "${this.controllerName}" must be lowercase letters, digits and '-' (it names Leases and metric labels)`,
+      );
+    }
+    const { mode, concurrency, reconcileTimeoutMs } = this.options;
+    if (mode !== undefined && !MODES.has(mode)) {
+      problems.push(`mode "${String(mode)}" is not one of "leader", "sharded", "every-replica"`);
+    }
+    if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
+      problems.push(`concurrency must be a whole number of at least 1, got ${concurrency}`);
+    }
+    if (reconcileTimeoutMs !== undefined && !(reconcileTimeoutMs >= 0 && Number.isFinite(reconcileTimeoutMs))) {
+      problems.push(`reconcileTimeoutMs must be 0 (no limit) or a positive number of ms, got ${reconcileTimeoutMs}`);
+    }
+    for (const secondary of this.secondaries) {
+      if (forKind && sameKind(secondary.kind, forKind)) {
+        problems.push(
+          `${describeKind(secondary.kind)} is the primary kind; owns() and watches() take other kinds (its own events already reconcile it)`,
+        );
+      }
+    }
+    if (problems.length > 0 || forKind === undefined) throw new BuilderError(name, problems);
+    return Object.freeze({
+      name,
+      for: forKind,
+      predicates: this.forPredicates,
+      watches: [...this.secondaries],
+      options: Object.freeze({ ...this.options }),
+    });
+  }
+}
+
+function sameKind(a: Kind, b: Kind): boolean {
+  return a.group === b.group && a.version === b.version && a.kind === b.kind;
+}

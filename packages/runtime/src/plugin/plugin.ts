@@ -1,0 +1,52 @@
+import type { ContainerModule } from "inversify";
+import type { Runnable } from "@tessera/core";
+import type { KubeObject } from "@tessera/reflector";
+import type { ControllerBuilder } from "../builder/controller-builder.js";
+import type { Reconciler } from "../reconcile/reconciler.js";
+import type { Token } from "./tokens.js";
+
+/**
+ * A reconciler that declares its own controller: the class an operator
+ * author writes and registers with `manager.register(WidgetReconciler)`.
+ *
+ * ```ts
+ * class WidgetReconciler implements ReconcilerPlugin<Widget> {
+ *   static readonly inject = [Tokens.Client] as const;
+ *   constructor(private readonly client: Client) {}
+ *   controller(on: ControllerBuilder) {
+ *     return on.for(Widgets).owns(ConfigMaps);
+ *   }
+ *   async reconcile(request: Request, ctx: ReconcileContext<Widget>) { ... }
+ * }
+ * ```
+ */
+export interface ReconcilerPlugin<T extends KubeObject = KubeObject> extends Reconciler<T> {
+  /** Declares what the controller reconciles, given an empty builder. */
+  controller(on: ControllerBuilder): ControllerBuilder<T>;
+}
+
+/** The constructor parameters' tokens, in order: what `static inject` lists. */
+export type InjectTokens<P extends readonly unknown[]> = { readonly [K in keyof P]: Token<P[K]> };
+
+/**
+ * A class the manager's container builds. Its constructor's dependencies are
+ * named by `static inject` (tokens in parameter order; no decorators or
+ * compiler flags needed), or by inversify's `@injectable()`/`@inject()`
+ * decorators for authors who prefer them.
+ */
+export type PluginClass<I, P extends readonly unknown[] = never[]> = (new (...args: P) => I) & {
+  readonly inject?: InjectTokens<P>;
+};
+
+/** A runnable that says whether it needs the leader (controller-runtime's `LeaderElectionRunnable`). */
+export interface ManagedRunnable extends Runnable<unknown> {
+  /** True: runs only on the elected replica, from election until shutdown. Default true, as in controller-runtime. */
+  readonly needsLeader?: boolean;
+}
+
+/** What `manager.register` takes. */
+export type Plugin =
+  | PluginClass<ReconcilerPlugin<never>, never[]>
+  | PluginClass<ManagedRunnable, never[]>
+  | ContainerModule
+  | ManagedRunnable;

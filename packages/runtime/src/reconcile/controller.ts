@@ -1,0 +1,239 @@
+import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
+import {
+  resolveInstrumentation,
+  toError,
+  withFields,
+  type Clock,
+  type Instrumentation,
+  type Logger,
+} from "@tessera/core";
+import type { HandlerRegistration, SharedIndexInformer } from "@tessera/informers";
+import { DeletedFinalStateUnknown, type KubeObject } from "@tessera/reflector";
+import {
+  defaultControllerRateLimiter,
+  LOW_PRIORITY,
+  NORMAL_PRIORITY,
+  WorkItemTimeoutError,
+  WorkQueue,
+  WorkerPool,
+  type RateLimiter,
+  type WorkContext,
+  type WorkerPoolOutcome,
+  type WorkResult,
+} from "@tessera/workqueue";
+import type { MapToRequests } from "../handler/event-handler.js";
+import { admits, type Predicate } from "../predicate/predicate.js";
+import { ControllerMetrics, isPanic } from "./controller-metrics.js";
+import type { Reconciler, ReconcileContext } from "./reconciler.js";
+import { requestFromKey } from "./request.js";
+
+/** One informer feeding the controller's queue, and how its objects become requests. */
+export interface ControllerSource {
+  readonly informer: SharedIndexInformer<KubeObject>;
+  readonly toRequests: MapToRequests;
+  readonly predicates: readonly Predicate[];
+}
+
+/** What a {@link Controller} is built from; the manager fills it from a controller's definition. */
+export interface ControllerRunOptions<T extends KubeObject> extends Instrumentation {
+  name: string;
+  /** The primary kind's informer: `ctx.current()` reads it. */
+  primary: SharedIndexInformer<T>;
+  /** Every informer whose events enqueue requests, the primary's first. */
+  sources: readonly ControllerSource[];
+  reconciler: Reconciler<T>;
+  /** Default 1. */
+  concurrency?: number;
+  /** 0 or absent: no limit. */
+  reconcileTimeoutMs?: number;
+  /** How long in-flight reconciles may run once work stops. Default 30000. */
+  drainTimeoutMs?: number;
+  rateLimiter?: RateLimiter<string>;
+  /**
+   * Whether this replica may work on a key now (a sharded controller's
+   * dequeue guard); asked when an event would enqueue the key and again
+   * when a worker takes it. Default: always.
+   */
+  admit?: (key: string) => boolean;
+  /**
+   * Called as a reconcile of `key` starts (after `admit` passed, in the same
+   * synchronous step); the function it returns is called when it ends. A
+   * sharded controller tracks in-flight reconciles by slot with it.
+   */
+  track?: (key: string) => () => void;
+}
+
+/**
+ * One controller: the primary's and secondaries' informer events, filtered
+ * by predicates and mapped to requests, go into a deduplicating, rate-limited
+ * work queue (events of the initial list at low priority, so live events are
+ * served first); a worker pool runs the reconciler over it. Watching and
+ * working are separate so the manager can keep a standby's queue and caches
+ * warm and start the workers once it leads.
+ */
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  private readonly options: ControllerRunOptions<T>;
+  private readonly logger: Logger;
+  private readonly tracer: Tracer;
+  private readonly metrics: ControllerMetrics;
+  private readonly instrumentation: Instrumentation;
+  private registrations: HandlerRegistration[] = [];
+  private pool: WorkerPool<string> | undefined;
+  /** Start times (clock ms) of the reconciles running now, by key. */
+  private readonly started = new Map<string, number>();
+  private readonly clock: Clock;
+
+  constructor(options: ControllerRunOptions<T>) {
+    this.options = options;
+    this.name = options.name;
+    const tools = resolveInstrumentation(options, "@tessera/runtime");
+    this.instrumentation = { clock: tools.clock, random: tools.random, logger: tools.logger, meter: tools.meter, tracer: tools.tracer };
+    this.logger = withFields(tools.logger, { controller: options.name });
+    this.tracer = tools.tracer;
+    this.clock = tools.clock;
+    this.metrics = new ControllerMetrics(tools.meter, options.name);
+    this.queue = new WorkQueue<string>({
+      ...this.instrumentation,
+      name: options.name,
+      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter<string>({ clock: tools.clock }),
+    });
+  }
+
+  /** Registers the event handlers on every source. Call once, before or after the informers run. */
+  watch(): void {
+    if (this.registrations.length > 0) return;
+    this.registrations = this.options.sources.map((source, index) =>
+      source.informer.addEventHandler(this.handlerFor(source), {
+        name: `${this.name}-${index === 0 ? "for" : `watch-${index}`}`,
+      }),
+    );
+  }
+
+  /** True once every source informer synced and handed its initial list to this controller. */
+  hasSynced(): boolean {
+    return this.registrations.length > 0 && this.registrations.every((r) => r.hasSynced());
+  }
+
+  /** Resolves `true` once {@link Controller.hasSynced}; `false` if `signal` aborts first. */
+  async waitForSync(signal?: AbortSignal): Promise<boolean> {
+    const results = await Promise.all(this.registrations.map((r) => r.waitForSync(signal)));
+    return results.length > 0 && results.every(Boolean);
+  }
+
+  /** Reconciles in flight now. */
+  get inFlight(): number {
+    return this.pool?.inFlight ?? 0;
+  }
+
+  /**
+   * Runs the workers until `signal` aborts, then lets in-flight reconciles
+   * finish within the drain timeout. A controller works once (its queue
+   * closes when the workers stop).
+   */
+  work(signal: AbortSignal): Promise<WorkerPoolOutcome<string>> {
+    const o = this.options;
+    this.pool = new WorkerPool<string>({
+      ...this.instrumentation,
+      queue: this.queue,
+      concurrency: o.concurrency ?? 1,
+      ...(o.reconcileTimeoutMs ? { timeoutMs: o.reconcileTimeoutMs } : {}),
+      drainTimeoutMs: o.drainTimeoutMs ?? 30_000,
+      handler: (key, ctx) => this.reconcileKey(key, ctx),
+      onError: (error) => {
+        if (error.cause instanceof WorkItemTimeoutError) this.metrics.timeouts.add();
+        else if (isPanic(error.cause)) this.metrics.panics.add();
+      },
+    });
+    return this.pool.run(signal);
+  }
+
+  /**
+   * Reconciles running longer than twice the reconcile timeout: their
+   * handlers ignore the aborted signal (a worker stuck in user code). Empty
+   * when the controller has no reconcile timeout.
+   */
+  stuckReconciles(): Array<{ key: string; runningMs: number }> {
+    const timeoutMs = this.options.reconcileTimeoutMs;
+    if (!timeoutMs) return [];
+    const now = this.clock.now();
+    const stuck: Array<{ key: string; runningMs: number }> = [];
+    for (const [key, startedAt] of this.started) {
+      if (now - startedAt > 2 * timeoutMs) stuck.push({ key, runningMs: now - startedAt });
+    }
+    return stuck;
+  }
+
+  /** Removes the event handlers, closes the queue and the metrics. */
+  close(): void {
+    for (const r of this.registrations) r.close();
+    this.registrations = [];
+    this.queue.close();
+    this.metrics.close();
+  }
+
+  private handlerFor(source: ControllerSource) {
+    const enqueue = (object: KubeObject, initial: boolean): void => {
+      for (const request of source.toRequests(object)) {
+        if (this.options.admit && !this.options.admit(request.key)) continue;
+        this.queue.add(request.key, { priority: initial ? LOW_PRIORITY : NORMAL_PRIORITY });
+      }
+    };
+    const pass = (event: Parameters<typeof admits>[1]): boolean =>
+      source.predicates.every((p) => admits(p, event));
+    return {
+      onAdd: (object: KubeObject, initial: boolean) => {
+        if (pass({ type: "create", object })) enqueue(object, initial);
+      },
+      onUpdate: (oldObject: KubeObject, newObject: KubeObject) => {
+        if (pass({ type: "update", oldObject, newObject })) enqueue(newObject, false);
+      },
+      onDelete: (deleted: KubeObject | DeletedFinalStateUnknown<KubeObject>) => {
+        const object = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
+        if (object && pass({ type: "delete", object })) enqueue(object, false);
+      },
+    };
+  }
+
+  private async reconcileKey(key: string, work: WorkContext): Promise<WorkResult | void> {
+    if (this.options.admit && !this.options.admit(key)) return;
+    const finished = this.options.track?.(key);
+    this.started.set(key, this.clock.now());
+    const request = requestFromKey(key);
+    const attempt = work.attempt + 1;
+    const logger = withFields(this.logger, { namespace: request.namespace, name: request.name, attempt });
+    const primary = this.options.primary;
+    const ctx: ReconcileContext<T> = {
+      signal: work.signal,
+      logger,
+      attempt,
+      current: () => primary.lister.getByKey(key),
+    };
+    try {
+      return await this.tracer.startActiveSpan(
+        "reconcile",
+        { attributes: { controller: this.name, namespace: request.namespace, name: request.name, attempt } },
+        async (span) => {
+          try {
+            const result = await this.options.reconciler.reconcile(request, ctx);
+            const requeueAfterMs = result?.requeueAfterMs;
+            span.setAttribute("result", requeueAfterMs ? "requeue_after" : "success");
+            if (requeueAfterMs) span.setAttribute("requeueAfterMs", requeueAfterMs);
+            return requeueAfterMs ? { requeueAfterMs } : undefined;
+          } catch (thrown) {
+            span.setAttribute("result", "error");
+            span.recordException(toError(thrown));
+            span.setStatus({ code: SpanStatusCode.ERROR, message: toError(thrown).message });
+            throw thrown;
+          } finally {
+            span.end();
+          }
+        },
+      );
+    } finally {
+      this.started.delete(key);
+      finished?.();
+    }
+  }
+}
