@@ -22,6 +22,46 @@ export type {
 } from "./client/client.js";
 export type { RestMapper, GroupVersionKind } from "./client/rest-mapper.js";
 export type { EventRecorder, EventInput, EventType } from "./client/event-recorder.js";
-export type { ManagerConfig, ManagerConfigInput, ControllerConfig, ControllerMode } from "./config/manager-config.js";
+export type {
+  ManagerConfig,
+  ManagerConfigInput,
+  ControllerConfig,
+  ControllerMode,
+} from "./config/manager-config.js";
 export { Tokens, token } from "./plugin/tokens.js";
 export type { Token } from "./plugin/tokens.js";
+export { ControllerBuilder } from "./builder/controller-builder.js";
+export type { ControllerDefinition, WatchDeclaration, WatchOptions } from "./builder/controller-builder.js";
+export type { ControllerOptions } from "./builder/controller-options.js";
+export { BuilderError } from "./builder/builder-error.js";
+export type { Kind } from "./builder/kind.js";
+export type { Predicate } from "./predicate/predicate.js";
+export { admits } from "./predicate/predicate.js";
+export {
+  generationChanged,
+  labelsChanged,
+  annotationsChanged,
+  resourceVersionChanged,
+  predicate,
+  and,
+  or,
+  not,
+} from "./predicate/predicates.js";
+export { enqueueForObject, enqueueForOwner } from "./handler/event-handler.js";
+export type { MapToRequests } from "./handler/event-handler.js";
+export type { OwnerReference, RuntimeObjectMeta } from "./handler/object-metadata.js";
+export { metadataOf } from "./handler/object-metadata.js";
+export { Controller } from "./reconcile/controller.js";
+export type { ControllerRunOptions, ControllerSource } from "./reconcile/controller.js";
+export type {
+  ReconcilerPlugin,
+  PluginClass,
+  InjectTokens,
+  ManagedRunnable,
+  Plugin,
+} from "./plugin/plugin.js";
+export { Manager } from "./manager/manager.js";
+export { LeaderElectionLostError } from "./manager/leader-election-lost-error.js";
+export { runMain, EXIT_INVALID_CONFIG } from "./manager/run-main.js";
+export type { RunMainOptions } from "./manager/run-main.js";
+export { TerminalError } from "@tessera/workqueue";

@@ -80,21 +80,27 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     this.secondaries.push({
       kind,
       map: { type: "owner" },
-      predicates: (options.predicates ?? []) as readonly Predicate[],
+      predicates: options.predicates ?? [],
     });
     return this;
   }
 
   /** Any other kind, with a function from one of its objects to the requests it should wake. */
-  watches<U extends KubeObject>(kind: Kind<U>, toRequests: MapToRequests<U>, options: WatchOptions<U> = {}): this {
+  watches<U extends KubeObject>(
+    kind: Kind<U>,
+    toRequests: MapToRequests<U>,
+    options: WatchOptions<U> = {},
+  ): this {
     if (typeof toRequests !== "function") {
-      this.problems.push(`watches(${describeKind(kind)}): the second argument must be a function from an object to requests`);
+      this.problems.push(
+        `watches(${describeKind(kind)}): the second argument must be a function from an object to requests`,
+      );
       return this;
     }
     this.secondaries.push({
       kind,
       map: { type: "mapped", toRequests: toRequests as MapToRequests },
-      predicates: (options.predicates ?? []) as readonly Predicate[],
+      predicates: options.predicates ?? [],
     });
     return this;
   }
@@ -157,8 +163,13 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
       problems.push(`concurrency must be a whole number of at least 1, got ${concurrency}`);
     }
-    if (reconcileTimeoutMs !== undefined && !(reconcileTimeoutMs >= 0 && Number.isFinite(reconcileTimeoutMs))) {
-      problems.push(`reconcileTimeoutMs must be 0 (no limit) or a positive number of ms, got ${reconcileTimeoutMs}`);
+    if (
+      reconcileTimeoutMs !== undefined &&
+      !(reconcileTimeoutMs >= 0 && Number.isFinite(reconcileTimeoutMs))
+    ) {
+      problems.push(
+        `reconcileTimeoutMs must be 0 (no limit) or a positive number of ms, got ${reconcileTimeoutMs}`,
+      );
     }
     for (const secondary of this.secondaries) {
       if (forKind && sameKind(secondary.kind, forKind)) {

@@ -82,19 +82,40 @@ export type ApplyConfiguration<T extends KubeObject> = Partial<T> & {
  */
 export interface Client {
   /** The object, or `undefined` when there is none. */
-  get<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef, options?: { signal?: AbortSignal }): Promise<T | undefined>;
+  get<T extends KubeObject>(
+    resource: Resource<T>,
+    ref: ObjectRef,
+    options?: { signal?: AbortSignal },
+  ): Promise<T | undefined>;
   list<T extends KubeObject>(resource: Resource<T>, options?: ListOptions): Promise<T[]>;
   /** Creates `object` (its `apiVersion` and `kind` filled from the handle); resolves with what the server stored. */
   create<T extends KubeObject>(resource: Resource<T>, object: T, options?: WriteOptions): Promise<T>;
   /** Replaces the object; `metadata.resourceVersion` makes it conditional (a `ConflictError` when stale). */
   update<T extends KubeObject>(resource: Resource<T>, object: T, options?: WriteOptions): Promise<T>;
-  patch<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef, patch: Patch, options?: WriteOptions): Promise<T>;
+  patch<T extends KubeObject>(
+    resource: Resource<T>,
+    ref: ObjectRef,
+    patch: Patch,
+    options?: WriteOptions,
+  ): Promise<T>;
   /** Server-side apply with the manager's field manager; resolves with the object as applied. */
-  apply<T extends KubeObject>(resource: Resource<T>, object: ApplyConfiguration<T>, options?: ApplyOptions): Promise<T>;
+  apply<T extends KubeObject>(
+    resource: Resource<T>,
+    object: ApplyConfiguration<T>,
+    options?: ApplyOptions,
+  ): Promise<T>;
   /** Deletes; resolves `false` when the object was already gone. */
-  delete<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef, options?: DeleteOptions): Promise<boolean>;
+  delete<T extends KubeObject>(
+    resource: Resource<T>,
+    ref: ObjectRef,
+    options?: DeleteOptions,
+  ): Promise<boolean>;
   /** Replaces the status subresource from `object.status` (conditional on `metadata.resourceVersion` when set). */
   updateStatus<T extends KubeObject>(resource: Resource<T>, object: T, options?: WriteOptions): Promise<T>;
   /** Server-side apply on the status subresource. */
-  applyStatus<T extends KubeObject>(resource: Resource<T>, object: ApplyConfiguration<T>, options?: ApplyOptions): Promise<T>;
+  applyStatus<T extends KubeObject>(
+    resource: Resource<T>,
+    object: ApplyConfiguration<T>,
+    options?: ApplyOptions,
+  ): Promise<T>;
 }

@@ -15,5 +15,8 @@ export interface GroupVersionKind {
  */
 export interface RestMapper {
   /** The handle of `gvk`; rejects with a `KindNotFoundError` naming group, version and kind when the server does not serve it. */
-  resourceFor<T extends KubeObject = KubeObject>(gvk: GroupVersionKind, options?: { signal?: AbortSignal }): Promise<Resource<T>>;
+  resourceFor<T extends KubeObject = KubeObject>(
+    gvk: GroupVersionKind,
+    options?: { signal?: AbortSignal },
+  ): Promise<Resource<T>>;
 }

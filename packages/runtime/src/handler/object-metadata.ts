@@ -25,5 +25,5 @@ export interface RuntimeObjectMeta {
 
 /** `object.metadata` as the runtime reads it (every model of client-node fits). */
 export function metadataOf(object: KubeObject): RuntimeObjectMeta {
-  return (object.metadata ?? {}) as RuntimeObjectMeta;
+  return object.metadata ?? {};
 }

@@ -3,6 +3,9 @@ import type { ControllerDefinition } from "../builder/controller-builder.js";
 import type { KubeObject } from "@tessera/reflector";
 
 /** The mode a controller runs in: configuration for it by name, then its declaration, then the manager's default. */
-export function controllerMode(config: ManagerConfig, definition: ControllerDefinition<KubeObject>): ControllerMode {
+export function controllerMode(
+  config: ManagerConfig,
+  definition: ControllerDefinition<KubeObject>,
+): ControllerMode {
   return config.controllers[definition.name]?.mode ?? definition.options.mode ?? config.mode;
 }

@@ -1,5 +1,11 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import { resolveInstrumentation, withFields, type Instrumentation, type Logger, type Runnable } from "@tessera/core";
+import {
+  resolveInstrumentation,
+  withFields,
+  type Instrumentation,
+  type Logger,
+  type Runnable,
+} from "@tessera/core";
 import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
 import type { LeaderElectionDurations } from "@tessera/leader-election";
 import { KubeListerWatcher, type KubeObject, type Resource } from "@tessera/reflector";
@@ -47,7 +53,13 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
   constructor(private readonly options: ControllerRingOptions<T>) {
     const tools = resolveInstrumentation(options, "@tessera/runtime");
     this.logger = withFields(tools.logger, { ring: options.ring, member: options.identity });
-    const instrumentation = { clock: tools.clock, random: tools.random, logger: tools.logger, meter: tools.meter, tracer: tools.tracer };
+    const instrumentation = {
+      clock: tools.clock,
+      random: tools.random,
+      logger: tools.logger,
+      meter: tools.meter,
+      tracer: tools.tracer,
+    };
     this.space = new SlotSpace(options.slots);
     const lw = new KubeListerWatcher(options.kubeConfig, options.resource);
     this.informer = new SharedIndexInformer<T>({
@@ -77,7 +89,11 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
       ...options.durations,
       onAssignment: ({ active, lost }) => this.reassign(active, lost),
     });
-    this.coordinator = new RingCoordinator({ ...ring, slotCount: options.slots, election: options.durations });
+    this.coordinator = new RingCoordinator({
+      ...ring,
+      slotCount: options.slots,
+      election: options.durations,
+    });
     this.admit = createDequeueGuard({
       space: this.space,
       field: "object.metadata.uid",
@@ -94,11 +110,7 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
 
   /** Runs the member, the coordinator and the sharded informer until `signal` aborts; the member hands its slots back on the way out. */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all([
-      this.informer.run(signal),
-      this.member.run(signal),
-      this.coordinator.run(signal),
-    ]);
+    await Promise.all([this.informer.run(signal), this.member.run(signal), this.coordinator.run(signal)]);
   }
 
   private async reassign(active: ReadonlySet<number>, lost: ReadonlySet<number>): Promise<void> {

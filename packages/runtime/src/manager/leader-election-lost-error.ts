@@ -7,6 +7,8 @@
 export class LeaderElectionLostError extends Error {
   override readonly name = "LeaderElectionLostError";
   constructor(lease: string, reason: string) {
-    super(`leader election lost: Lease ${lease}: ${reason}; the manager stops so the process restarts as a standby`);
+    super(
+      `leader election lost: Lease ${lease}: ${reason}; the manager stops so the process restarts as a standby`,
+    );
   }
 }

@@ -19,7 +19,11 @@ import { LeaderElectionLostError } from "./leader-election-lost-error.js";
 type AnyDefinition = ControllerDefinition<KubeObject>;
 type PendingController =
   | { readonly type: "class"; readonly plugin: PluginClass<ReconcilerPlugin<never>, never[]> }
-  | { readonly type: "defined"; readonly definition: AnyDefinition; readonly reconciler: Reconciler<KubeObject> };
+  | {
+      readonly type: "defined";
+      readonly definition: AnyDefinition;
+      readonly reconciler: Reconciler<KubeObject>;
+    };
 type PendingRunnable =
   | { readonly type: "instance"; readonly runnable: ManagedRunnable; readonly needsLeader: boolean }
   | { readonly type: "class"; readonly plugin: PluginClass<ManagedRunnable, never[]> };
@@ -94,7 +98,7 @@ export class Manager implements Runnable {
       return this;
     }
     if (typeof plugin === "function") {
-      this.bindClass(plugin as PluginClass<object, never[]>);
+      this.bindClass(plugin);
       const prototype = plugin.prototype as Record<string, unknown>;
       if (typeof prototype["reconcile"] === "function") {
         if (typeof prototype["controller"] !== "function") {
@@ -103,9 +107,15 @@ export class Manager implements Runnable {
               `or declare it with manager.controller().for(kind).complete(reconciler)`,
           );
         }
-        this.pendingControllers.push({ type: "class", plugin: plugin as PluginClass<ReconcilerPlugin<never>, never[]> });
+        this.pendingControllers.push({
+          type: "class",
+          plugin: plugin as PluginClass<ReconcilerPlugin<never>, never[]>,
+        });
       } else if (typeof prototype["run"] === "function") {
-        this.pendingRunnables.push({ type: "class", plugin: plugin as PluginClass<ManagedRunnable, never[]> });
+        this.pendingRunnables.push({
+          type: "class",
+          plugin: plugin as PluginClass<ManagedRunnable, never[]>,
+        });
       } else {
         throw new TypeError(
           `${plugin.name}: not a plugin: a class must have reconcile() and controller() (a reconciler) or run(signal) (a runnable)`,
@@ -137,8 +147,8 @@ export class Manager implements Runnable {
     return new ControllerBuilder((definition, reconciler) => {
       this.pendingControllers.push({
         type: "defined",
-        definition: definition as unknown as AnyDefinition,
-        reconciler: reconciler as unknown as Reconciler<KubeObject>,
+        definition: definition,
+        reconciler: reconciler,
       });
     });
   }
@@ -223,12 +233,17 @@ export class Manager implements Runnable {
         const stuck = controller.stuckReconciles();
         return stuck.length === 0
           ? { ok: true }
-          : { ok: false, reason: `controller ${controller.name}: ${stuck.map((s) => `${s.key} running ${Math.round(s.runningMs)} ms`).join(", ")} past the reconcile timeout` };
+          : {
+              ok: false,
+              reason: `controller ${controller.name}: ${stuck.map((s) => `${s.key} running ${Math.round(s.runningMs)} ms`).join(", ")} past the reconcile timeout`,
+            };
       });
     }
     // Caches of unsharded controllers first: a reconcile must not see a partial cache.
     await factory.requireSync(signal, config.cache.syncTimeoutMs);
-    await Promise.all(built.map(({ controller, ring }) => (ring ? true : controller.waitForSync(signal))));
+    await Promise.all(
+      built.map(({ controller, ring }) => (ring ? Promise.resolve(true) : controller.waitForSync(signal))),
+    );
     if (signal.aborted) return;
     logger.info("manager: caches synced", { controllers: built.map((b) => b.controller.name) });
 
@@ -256,7 +271,10 @@ export class Manager implements Runnable {
       releaseOnCancel: true,
       callbacks: {
         onStartedLeading: async (leading) => {
-          logger.info("manager: elected leader; starting leader controllers", { lease, identity: config.identity });
+          logger.info("manager: elected leader; starting leader controllers", {
+            lease,
+            identity: config.identity,
+          });
           await Promise.all([
             ...leaderControllers.map(({ controller }) => controller.work(leading)),
             ...leaderRunnables.map(({ runnable, name }) =>
@@ -268,7 +286,8 @@ export class Manager implements Runnable {
           ]);
         },
         onStoppedLeading: () => {
-          if (!signal.aborted) fail(new LeaderElectionLostError(`${config.namespace}/${lease}`, "renewal failed"));
+          if (!signal.aborted)
+            fail(new LeaderElectionLostError(`${config.namespace}/${lease}`, "renewal failed"));
         },
       },
     });
@@ -287,9 +306,15 @@ export class Manager implements Runnable {
   private runnables(): Array<{ runnable: Runnable<unknown>; needsLeader: boolean; name: string }> {
     return this.pendingRunnables.map((pending) => {
       if (pending.type === "instance") {
-        return { runnable: pending.runnable, needsLeader: pending.needsLeader, name: runnableName(pending.runnable) };
+        return {
+          runnable: pending.runnable,
+          needsLeader: pending.needsLeader,
+          name: runnableName(pending.runnable),
+        };
       }
-      const runnable = this.container.get<ManagedRunnable>(pending.plugin as ServiceIdentifier<ManagedRunnable>);
+      const runnable = this.container.get<ManagedRunnable>(
+        pending.plugin as ServiceIdentifier<ManagedRunnable>,
+      );
       return { runnable, needsLeader: runnable.needsLeader ?? true, name: pending.plugin.name };
     });
   }
@@ -391,7 +416,7 @@ export class Manager implements Runnable {
       if (!Array.isArray(tokens)) throw new TypeError(`${plugin.name}.inject must be an array of tokens`);
       this.container
         .bind(id)
-        .toDynamicValue((context) => new plugin(...(tokens.map((t: symbol) => context.get(t)) as never[])))
+        .toDynamicValue((context) => new plugin(...tokens.map((t: symbol) => context.get<never>(t))))
         .inSingletonScope();
       return;
     }
@@ -400,7 +425,10 @@ export class Manager implements Runnable {
       this.container.bind(id).toSelf().inSingletonScope();
       return;
     }
-    this.container.bind(id).toDynamicValue(() => new plugin()).inSingletonScope();
+    this.container
+      .bind(id)
+      .toDynamicValue(() => new plugin())
+      .inSingletonScope();
   }
 
   private instrumentation() {
@@ -415,7 +443,9 @@ export class Manager implements Runnable {
 
   private assertNew(what: string): void {
     if (this.state !== "new") {
-      throw new Error(`manager.${what}(): the manager has ${this.state === "running" ? "started" : "stopped"}; register and configure before run()`);
+      throw new Error(
+        `manager.${what}(): the manager has ${this.state === "running" ? "started" : "stopped"}; register and configure before run()`,
+      );
     }
   }
 }

@@ -6,7 +6,9 @@ export const EXIT_INVALID_CONFIG = 2;
 /** Options of {@link runMain}; the defaults are the process's. */
 export interface RunMainOptions {
   /** Default `process`. */
-  process?: Pick<NodeJS.Process, "once" | "exit" | "removeListener"> & { exitCode?: number | string | undefined };
+  process?: Pick<NodeJS.Process, "once" | "exit" | "removeListener"> & {
+    exitCode?: number | string | undefined;
+  };
   /** Where the last error is written. Default `console.error`. */
   report?: (message: string) => void;
 }
@@ -27,7 +29,10 @@ export interface RunMainOptions {
  * });
  * ```
  */
-export async function runMain(main: (signal: AbortSignal) => Promise<void>, options: RunMainOptions = {}): Promise<void> {
+export async function runMain(
+  main: (signal: AbortSignal) => Promise<void>,
+  options: RunMainOptions = {},
+): Promise<void> {
   const proc = options.process ?? process;
   const report = options.report ?? ((message: string) => console.error(message));
   const shutdown = new AbortController();

@@ -18,7 +18,7 @@ export type Token<T> = symbol & { readonly [tokenType]?: T };
 
 /** A new {@link Token}; `description` names it in container errors. */
 export function token<T>(description: string): Token<T> {
-  return Symbol(description) as Token<T>;
+  return Symbol(description);
 }
 
 /**

@@ -21,7 +21,10 @@ export interface Predicate<T extends KubeObject = KubeObject> {
 /** Whether `predicate` lets this event through. */
 export function admits<T extends KubeObject>(
   predicate: Predicate<T>,
-  event: { type: "create"; object: T } | { type: "update"; oldObject: T; newObject: T } | { type: "delete"; object: T },
+  event:
+    | { type: "create"; object: T }
+    | { type: "update"; oldObject: T; newObject: T }
+    | { type: "delete"; object: T },
 ): boolean {
   switch (event.type) {
     case "create":

@@ -35,7 +35,8 @@ export function annotationsChanged<T extends KubeObject = KubeObject>(): Predica
 export function resourceVersionChanged<T extends KubeObject = KubeObject>(): Predicate<T> {
   return {
     name: "resourceVersionChanged",
-    update: (oldObject, newObject) => oldObject.metadata?.resourceVersion !== newObject.metadata?.resourceVersion,
+    update: (oldObject, newObject) =>
+      oldObject.metadata?.resourceVersion !== newObject.metadata?.resourceVersion,
   };
 }
 
@@ -44,7 +45,10 @@ export function resourceVersionChanged<T extends KubeObject = KubeObject>(): Pre
  * `predicate("hasLabel", (o) => o.metadata?.labels?.["app"] !== undefined)`.
  * For finer control write a {@link Predicate} object.
  */
-export function predicate<T extends KubeObject = KubeObject>(name: string, test: (object: T) => boolean): Predicate<T> {
+export function predicate<T extends KubeObject = KubeObject>(
+  name: string,
+  test: (object: T) => boolean,
+): Predicate<T> {
   return { name, create: test, update: (_old, object) => test(object), delete: test };
 }
 
@@ -78,7 +82,10 @@ export function not<T extends KubeObject>(p: Predicate<T>): Predicate<T> {
   };
 }
 
-function sameStringMap(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+function sameStringMap(
+  a: Record<string, string> | undefined,
+  b: Record<string, string> | undefined,
+): boolean {
   const ak = Object.keys(a ?? {});
   if (ak.length !== Object.keys(b ?? {}).length) return false;
   return ak.every((k) => a?.[k] === b?.[k]);

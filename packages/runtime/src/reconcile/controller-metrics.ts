@@ -16,10 +16,16 @@ export class ControllerMetrics {
   constructor(meter: Meter, controller: string) {
     this.group = new MetricGroup(meter, { controller });
     this.panics = this.group
-      .counter("controller_runtime_reconcile_panics_total", "Total number of reconciliation panics per controller")
+      .counter(
+        "controller_runtime_reconcile_panics_total",
+        "Total number of reconciliation panics per controller",
+      )
       .bind({});
     this.timeouts = this.group
-      .counter("controller_runtime_reconcile_timeouts_total", "Total number of reconciliation timeouts per controller")
+      .counter(
+        "controller_runtime_reconcile_timeouts_total",
+        "Total number of reconciliation timeouts per controller",
+      )
       .bind({});
     // Present at zero from the start, as controller-runtime initialises its counters.
     this.panics.add(0);

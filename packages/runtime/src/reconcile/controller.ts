@@ -89,7 +89,13 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.options = options;
     this.name = options.name;
     const tools = resolveInstrumentation(options, "@tessera/runtime");
-    this.instrumentation = { clock: tools.clock, random: tools.random, logger: tools.logger, meter: tools.meter, tracer: tools.tracer };
+    this.instrumentation = {
+      clock: tools.clock,
+      random: tools.random,
+      logger: tools.logger,
+      meter: tools.meter,
+      tracer: tools.tracer,
+    };
     this.logger = withFields(tools.logger, { controller: options.name });
     this.tracer = tools.tracer;
     this.clock = tools.clock;

@@ -1,0 +1,75 @@
+import { strict as assert } from "node:assert";
+import { ConfigMaps, Secrets, defineResource, type KubeObject } from "@tessera/reflector";
+import { BuilderError, ControllerBuilder, generationChanged } from "../src/index.js";
+
+const Widgets = defineResource<KubeObject>({
+  group: "example.com",
+  version: "v1",
+  kind: "Widget",
+  plural: "widgets",
+  scope: "Namespaced",
+});
+
+describe("ControllerBuilder", () => {
+  it("reads as a sentence and yields the definition", () => {
+    const definition = new ControllerBuilder()
+      .for(Widgets, { predicates: [generationChanged()] })
+      .owns(ConfigMaps)
+      .watches(Secrets, (secret) => [{ namespace: secret.metadata?.namespace ?? "", name: "w", key: "x" }])
+      .withOptions({ concurrency: 4, mode: "sharded" })
+      .build();
+    assert.equal(definition.name, "widget", "named for the primary kind by default");
+    assert.equal(definition.for, Widgets);
+    assert.equal(definition.predicates.length, 1);
+    assert.deepEqual(
+      definition.watches.map((w) => [w.kind.kind, w.map.type]),
+      [
+        ["ConfigMap", "owner"],
+        ["Secret", "mapped"],
+      ],
+    );
+    assert.deepEqual(definition.options, { concurrency: 4, mode: "sharded" });
+  });
+
+  it("collects every mistake and reports them together at the end", () => {
+    const builder = new ControllerBuilder()
+      .named("Widget_Controller")
+      .for(Widgets)
+      .for(ConfigMaps)
+      .owns(Widgets)
+      .withOptions({ concurrency: 0, reconcileTimeoutMs: -1 });
+    assert.throws(
+      () => builder.build(),
+      (error: unknown) => {
+        assert.ok(error instanceof BuilderError);
+        assert.equal(error.problems.length, 5, error.message);
+        assert.match(error.message, /controller "Widget_Controller" is not valid/);
+        assert.match(error.message, /a controller has one primary kind; use owns\(\) or watches\(\)/);
+        assert.match(error.message, /lowercase letters, digits and '-'/);
+        assert.match(error.message, /concurrency must be a whole number of at least 1, got 0/);
+        assert.match(error.message, /reconcileTimeoutMs must be 0/);
+        assert.match(error.message, /Widget \(example.com\/v1\) is the primary kind/);
+        return true;
+      },
+    );
+  });
+
+  it("says how to fix a declaration without a primary kind", () => {
+    assert.throws(
+      () => new ControllerBuilder().owns(ConfigMaps).build(),
+      /no primary kind: call for\(kind\) once/,
+    );
+  });
+
+  it("hands a completed declaration to its manager, with a function as the reconciler", () => {
+    const completed: string[] = [];
+    new ControllerBuilder((definition, reconciler) => {
+      completed.push(definition.name);
+      assert.equal(typeof reconciler.reconcile, "function");
+    })
+      .for(ConfigMaps)
+      .named("mirror")
+      .complete(() => undefined);
+    assert.deepEqual(completed, ["mirror"]);
+  });
+});
