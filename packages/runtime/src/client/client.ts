@@ -66,7 +66,7 @@ export interface DeleteOptions extends WriteOptions {
  * everything else is the fields this manager declares it owns.
  */
 export type ApplyConfiguration<T extends KubeObject> = Partial<T> & {
-  metadata: { name: string; namespace?: string } & Record<string, unknown>;
+  metadata: NonNullable<T["metadata"]> & { name: string; namespace?: string };
 };
 
 /**
