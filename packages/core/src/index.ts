@@ -8,6 +8,8 @@ export type { Clock, Timer } from "./clock.js";
 export { sleep } from "./sleep.js";
 export { silentLogger, withFields } from "./logger.js";
 export type { Logger, LogFields } from "./logger.js";
+export { JsonLogger } from "./json-logger.js";
+export type { JsonLoggerOptions, LogLevel } from "./json-logger.js";
 export { defaultRandom } from "./random.js";
 export type { RandomSource } from "./random.js";
 export { Backoff } from "./backoff.js";

@@ -28,6 +28,11 @@ export type {
   ControllerConfig,
   ControllerMode,
 } from "./config/manager-config.js";
+export { loadConfig, configEnvironmentVariables } from "./config/load-config.js";
+export type { LoadConfigOptions } from "./config/load-config.js";
+export { managerConfigSchema } from "./config/config-schema.js";
+export { ConfigError } from "./config/config-error.js";
+export type { ConfigViolation } from "./config/config-error.js";
 export { Tokens, token } from "./plugin/tokens.js";
 export type { Token } from "./plugin/tokens.js";
 export { ControllerBuilder } from "./builder/controller-builder.js";
@@ -61,6 +66,7 @@ export type {
   Plugin,
 } from "./plugin/plugin.js";
 export { Manager } from "./manager/manager.js";
+export type { ManagerOptions } from "./manager/manager-options.js";
 export { LeaderElectionLostError } from "./manager/leader-election-lost-error.js";
 export { runMain, EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";

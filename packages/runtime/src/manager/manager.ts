@@ -15,6 +15,9 @@ import { ControllerRing } from "./controller-ring.js";
 import { controllerMode } from "./controller-mode.js";
 import { HealthChecks } from "./health-checks.js";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
+import { bindDefaults, loadDefaultKubeConfig } from "./default-bindings.js";
+import type { ManagerOptions } from "./manager-options.js";
+import { loadConfig } from "../config/load-config.js";
 
 type AnyDefinition = ControllerDefinition<KubeObject>;
 type PendingController =
@@ -62,6 +65,23 @@ export class Manager implements Runnable {
   private readonly pendingRunnables: PendingRunnable[] = [];
   private state: "new" | "running" | "stopped" = "new";
 
+  /**
+   * A manager with its configuration loaded and validated (code, then the
+   * config file, then `TESSERA_*` variables; a {@link ConfigError} lists every
+   * problem) and the default bindings of {@link Tokens} in a new container.
+   */
+  static async create(options: ManagerOptions = {}): Promise<Manager> {
+    const config = loadConfig({
+      ...(options.config ? { config: options.config } : {}),
+      ...(options.configFile !== undefined ? { file: options.configFile } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    });
+    const kubeConfig = options.kubeConfig ?? (await loadDefaultKubeConfig(config));
+    const container = new Container();
+    bindDefaults(container, config, kubeConfig, options);
+    return new Manager(container, config);
+  }
+
   /** Use `Manager.create()`; this constructor takes a container already holding the default bindings. */
   constructor(container: Container, config: ManagerConfig) {
     this.container = container;
@@ -91,15 +111,16 @@ export class Manager implements Runnable {
    * `ContainerModule` (its bindings join the container, e.g. to provide
    * services the reconcilers inject).
    */
-  register(plugin: Plugin): this {
+  register<P extends readonly unknown[]>(plugin: Plugin<P>): this {
     this.assertNew("register");
     if (plugin instanceof ContainerModule) {
       this.container.load(plugin);
       return this;
     }
     if (typeof plugin === "function") {
-      this.bindClass(plugin);
-      const prototype = plugin.prototype as Record<string, unknown>;
+      const cls = plugin as unknown as PluginClass<object, never[]>;
+      this.bindClass(cls);
+      const prototype = cls.prototype as Record<string, unknown>;
       if (typeof prototype["reconcile"] === "function") {
         if (typeof prototype["controller"] !== "function") {
           throw new TypeError(
@@ -109,12 +130,12 @@ export class Manager implements Runnable {
         }
         this.pendingControllers.push({
           type: "class",
-          plugin: plugin as PluginClass<ReconcilerPlugin<never>, never[]>,
+          plugin: cls as PluginClass<ReconcilerPlugin<never>, never[]>,
         });
       } else if (typeof prototype["run"] === "function") {
         this.pendingRunnables.push({
           type: "class",
-          plugin: plugin as PluginClass<ManagedRunnable, never[]>,
+          plugin: cls as PluginClass<ManagedRunnable, never[]>,
         });
       } else {
         throw new TypeError(

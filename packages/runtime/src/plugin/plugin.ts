@@ -44,9 +44,9 @@ export interface ManagedRunnable extends Runnable<unknown> {
   readonly needsLeader?: boolean;
 }
 
-/** What `manager.register` takes. */
-export type Plugin =
-  | PluginClass<ReconcilerPlugin<never>, never[]>
-  | PluginClass<ManagedRunnable, never[]>
+/** What `manager.register` takes; `P` is a plugin class's constructor parameters, which its `inject` tokens must match. */
+export type Plugin<P extends readonly unknown[] = never[]> =
+  | PluginClass<ReconcilerPlugin<never>, P>
+  | PluginClass<ManagedRunnable, P>
   | ContainerModule
   | ManagedRunnable;

@@ -129,7 +129,10 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
       if (widget.status?.observedGeneration !== generation) {
         await this.client.applyStatus(
           Widgets,
-          { metadata: { name: request.name, namespace: request.namespace }, status: { observedGeneration: generation } },
+          {
+            metadata: { name: request.name, namespace: request.namespace },
+            status: { observedGeneration: generation },
+          },
           { signal: ctx.signal, force: true },
         );
       }

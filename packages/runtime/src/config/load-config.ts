@@ -1,0 +1,327 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { Ajv, type ErrorObject } from "ajv";
+import { parse as parseYaml } from "yaml";
+import { ConfigError, type ConfigViolation } from "./config-error.js";
+import { managerConfigSchema } from "./config-schema.js";
+import type { ManagerConfig, ManagerConfigInput } from "./manager-config.js";
+
+/** Where {@link loadConfig} reads from; every source is optional. */
+export interface LoadConfigOptions {
+  /** Configuration in code: the lowest layer. */
+  config?: ManagerConfigInput;
+  /** A YAML or JSON file (the middle layer); default: `TESSERA_CONFIG` when set. */
+  file?: string;
+  /** The environment (the top layer, `TESSERA_*`); default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The pod namespace file of the in-cluster service account, for the default namespace. */
+  namespaceFile?: string;
+}
+
+const SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+interface SchemaNode {
+  readonly type?: string;
+  readonly properties?: Readonly<Record<string, SchemaNode>>;
+  readonly additionalProperties?: boolean | SchemaNode;
+  readonly enum?: readonly unknown[];
+  readonly description?: string;
+}
+
+/** `leaseDurationMs` -> `LEASE_DURATION_MS`. */
+const snake = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();
+
+/**
+ * The environment variables the configuration reads, by name: one per leaf
+ * of the schema (`TESSERA_LEADER_ELECTION_LEASE_DURATION_MS` is
+ * `leaderElection.leaseDurationMs`), and `TESSERA_CONTROLLERS` holding the
+ * per-controller map as JSON.
+ */
+export function configEnvironmentVariables(): ReadonlyMap<string, { path: string[]; node: SchemaNode }> {
+  const out = new Map<string, { path: string[]; node: SchemaNode }>();
+  const walk = (node: SchemaNode, path: string[]) => {
+    if (node.properties && node.additionalProperties === false) {
+      for (const [key, child] of Object.entries(node.properties)) walk(child, [...path, key]);
+      return;
+    }
+    out.set(`TESSERA_${path.map(snake).join("_")}`, { path, node });
+  };
+  walk(managerConfigSchema, []);
+  return out;
+}
+
+/**
+ * Loads the manager's configuration from code, a file and `TESSERA_*`
+ * environment variables, each layer overriding the one before (the
+ * environment wins), validates it against {@link managerConfigSchema} and
+ * fills the defaults. Throws one {@link ConfigError} listing every violation
+ * with its source (exit code 2 through `runMain`).
+ */
+export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
+  const env = options.env ?? process.env;
+  const violations: ConfigViolation[] = [];
+  const origins = new Map<string, string>();
+  const merged: JsonObject = {};
+
+  merge(merged, toJson(options.config ?? {}), "code", "", origins);
+  const file = options.file ?? env["TESSERA_CONFIG"];
+  if (file !== undefined && file !== "") {
+    const layer = readConfigFile(file, violations);
+    if (layer) merge(merged, layer, file, "", origins);
+  }
+  for (const [name, { path, node }] of configEnvironmentVariables()) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    const value = fromEnvironment(raw, node);
+    if (value === undefined) {
+      violations.push({
+        path: pointer(path),
+        expected: "valid JSON",
+        found: JSON.stringify(raw),
+        source: name,
+      });
+      continue;
+    }
+    const layer: JsonObject = {};
+    let at = layer;
+    for (const key of path.slice(0, -1)) at = at[key] = {};
+    at[path[path.length - 1]!] = value;
+    merge(merged, layer, name, "", origins);
+  }
+
+  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+  const validate = ajv.compile(managerConfigSchema);
+  if (!validate(merged)) {
+    for (const error of validate.errors ?? []) {
+      const violation = describe(error, origins);
+      if (violation) violations.push(violation);
+    }
+  }
+  if (violations.length > 0) throw new ConfigError(dedupe(violations));
+
+  const config = withDefaults(merged, env, options.namespaceFile);
+  const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = config.leaderElection;
+  if (renewDeadlineMs >= leaseDurationMs) {
+    violations.push({
+      path: "/leaderElection/renewDeadlineMs",
+      expected: `less than leaseDurationMs (${leaseDurationMs})`,
+      found: String(renewDeadlineMs),
+      source: origins.get("/leaderElection/renewDeadlineMs") ?? "the default",
+    });
+  }
+  if (retryPeriodMs >= renewDeadlineMs) {
+    violations.push({
+      path: "/leaderElection/retryPeriodMs",
+      expected: `less than renewDeadlineMs (${renewDeadlineMs})`,
+      found: String(retryPeriodMs),
+      source: origins.get("/leaderElection/retryPeriodMs") ?? "the default",
+    });
+  }
+  if (violations.length > 0) throw new ConfigError(violations);
+  return config;
+}
+
+function withDefaults(
+  input: ManagerConfigInput,
+  env: Readonly<Record<string, string | undefined>>,
+  namespaceFile = SERVICE_ACCOUNT_NAMESPACE,
+): ManagerConfig {
+  const name = input.name ?? "tessera-operator";
+  return {
+    name,
+    namespace: input.namespace ?? env["POD_NAMESPACE"] ?? readNamespaceFile(namespaceFile) ?? "default",
+    // A pod's name is unique in its namespace; elsewhere two processes on one host must not share an identity.
+    identity: input.identity ?? env["POD_NAME"] ?? `${hostname()}_${randomBytes(4).toString("hex")}`,
+    fieldManager: input.fieldManager ?? name,
+    mode: input.mode ?? "leader",
+    ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
+    logLevel: input.logLevel ?? "info",
+    leaderElection: {
+      leaseName: input.leaderElection?.leaseName ?? `${name}-leader`,
+      leaseDurationMs: input.leaderElection?.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: input.leaderElection?.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: input.leaderElection?.retryPeriodMs ?? 2_000,
+    },
+    sharding: {
+      ring: input.sharding?.ring ?? name,
+      slots: input.sharding?.slots ?? 256,
+    },
+    shutdown: { drainTimeoutMs: input.shutdown?.drainTimeoutMs ?? 30_000 },
+    healthBindAddress: input.healthBindAddress ?? ":8081",
+    metricsBindAddress: input.metricsBindAddress ?? ":8080",
+    cache: { syncTimeoutMs: input.cache?.syncTimeoutMs ?? 120_000 },
+    controllers: { ...((input.controllers ?? {}) as ManagerConfig["controllers"]) },
+  };
+}
+
+function readNamespaceFile(file: string): string | undefined {
+  try {
+    const value = readFileSync(file, "utf8").trim();
+    return value === "" ? undefined : value;
+  } catch {
+    return undefined;
+  }
+}
+
+function readConfigFile(file: string, violations: ConfigViolation[]): JsonObject | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    violations.push({
+      path: "",
+      expected: "a readable YAML or JSON file",
+      found: (error as NodeJS.ErrnoException).code ?? String(error),
+      source: file,
+    });
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text); // YAML 1.2 is a superset of JSON: one parser for both.
+  } catch (error) {
+    violations.push({
+      path: "",
+      expected: "YAML or JSON",
+      found: `a syntax error: ${(error as Error).message.split("\n")[0]}`,
+      source: file,
+    });
+    return undefined;
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== "object" || Array.isArray(parsed)) {
+    violations.push({
+      path: "",
+      expected: "a mapping of settings",
+      found: JSON.stringify(parsed),
+      source: file,
+    });
+    return undefined;
+  }
+  return parsed as JsonObject;
+}
+
+/** An environment string as the schema's type wants it; undefined for bad JSON. */
+function fromEnvironment(raw: string, node: SchemaNode): Json | undefined {
+  if (node.type === "integer" || node.type === "number") {
+    const trimmed = raw.trim();
+    return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : raw;
+  }
+  if (node.type === "object") {
+    try {
+      return JSON.parse(raw) as Json;
+    } catch {
+      return undefined;
+    }
+  }
+  return raw;
+}
+
+/** Deep merge of `layer` into `into`; records which source set each leaf. */
+function merge(
+  into: JsonObject,
+  layer: JsonObject,
+  source: string,
+  base: string,
+  origins: Map<string, string>,
+) {
+  for (const [key, value] of Object.entries(layer)) {
+    if (value === undefined) continue;
+    const path = `${base}/${key}`;
+    const current = into[key];
+    if (isObject(value) && isObject(current)) {
+      merge(current, value, source, path, origins);
+    } else {
+      into[key] = isObject(value) ? structuredClone(value) : value;
+      for (const known of [...origins.keys()]) if (known.startsWith(`${path}/`)) origins.delete(known);
+      origins.set(path, source);
+    }
+  }
+}
+
+const isObject = (value: unknown): value is JsonObject =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+function toJson(input: ManagerConfigInput): JsonObject {
+  return JSON.parse(JSON.stringify(input)) as JsonObject;
+}
+
+const pointer = (path: readonly string[]) => `/${path.join("/")}`;
+
+function sourceOf(path: string, origins: ReadonlyMap<string, string>): string {
+  for (let at = path; at !== ""; at = at.slice(0, at.lastIndexOf("/"))) {
+    const source = origins.get(at);
+    if (source !== undefined) return source;
+  }
+  return "code";
+}
+
+function describe(error: ErrorObject, origins: ReadonlyMap<string, string>): ConfigViolation | undefined {
+  const path = error.instancePath;
+  const found = JSON.stringify(error.data);
+  const params = error.params as Record<string, unknown>;
+  const schema = error.parentSchema as SchemaNode | undefined;
+  switch (error.keyword) {
+    case "additionalProperties": {
+      const field = `${path}/${String(params["additionalProperty"])}`;
+      const known = Object.keys(schema?.properties ?? {});
+      return {
+        path: field,
+        expected: known.length ? `one of the known fields (${known.join(", ")})` : "no such field",
+        found: "an unknown field",
+        source: sourceOf(field, origins),
+      };
+    }
+    case "type":
+      return { path, expected: `${article(String(params["type"]))}`, found, source: sourceOf(path, origins) };
+    case "enum":
+      return {
+        path,
+        expected:
+          schema?.description ??
+          `one of ${(params["allowedValues"] as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
+        found,
+        source: sourceOf(path, origins),
+      };
+    case "minimum":
+    case "maximum":
+      return {
+        path,
+        expected: `a number ${error.keyword === "minimum" ? ">=" : "<="} ${String(params["limit"])}`,
+        found,
+        source: sourceOf(path, origins),
+      };
+    case "pattern":
+      return {
+        path,
+        expected:
+          schema?.description ??
+          (path.endsWith("BindAddress")
+            ? `"host:port", ":port" or "0" (off)`
+            : "a lowercase DNS name (letters, digits and '-', starting and ending with a letter or digit)"),
+        found,
+        source: sourceOf(path, origins),
+      };
+    case "minLength":
+    case "maxLength":
+      return {
+        path,
+        expected: `a string of ${error.keyword === "minLength" ? "at least" : "at most"} ${String(params["limit"])} characters`,
+        found,
+        source: sourceOf(path, origins),
+      };
+    default:
+      return { path, expected: error.message ?? error.keyword, found, source: sourceOf(path, origins) };
+  }
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
+/** ajv reports a `type` and an `enum` failure for one field at times: keep the first per path. */
+function dedupe(violations: readonly ConfigViolation[]): ConfigViolation[] {
+  const seen = new Set<string>();
+  return violations.filter((v) => (seen.has(v.path) ? false : (seen.add(v.path), true)));
+}

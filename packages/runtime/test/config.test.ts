@@ -1,0 +1,136 @@
+import { strict as assert } from "node:assert";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, configEnvironmentVariables, loadConfig } from "../src/index.js";
+
+describe("loadConfig", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tessera-config-"));
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const noNamespaceFile = join(dir, "absent-namespace");
+
+  it("fills every default from the name", () => {
+    const config = loadConfig({ config: { name: "widgets" }, env: {}, namespaceFile: noNamespaceFile });
+    assert.equal(config.fieldManager, "widgets");
+    assert.equal(config.leaderElection.leaseName, "widgets-leader");
+    assert.equal(config.sharding.ring, "widgets");
+    assert.equal(config.namespace, "default");
+    assert.equal(config.mode, "leader");
+    assert.equal(config.shutdown.drainTimeoutMs, 30_000);
+    assert.equal(config.healthBindAddress, ":8081");
+    assert.equal(config.metricsBindAddress, ":8080");
+    assert.match(config.identity, /_[0-9a-f]{8}$/);
+  });
+
+  it("layers code, then the file, then TESSERA_* variables; the environment wins", () => {
+    const path = file(
+      "layers.yaml",
+      "name: from-file\nmode: sharded\nleaderElection:\n  leaseDurationMs: 20000\n  retryPeriodMs: 1000\n",
+    );
+    const config = loadConfig({
+      config: { name: "from-code", logLevel: "debug", leaderElection: { leaseDurationMs: 9000 } },
+      file: path,
+      env: {
+        TESSERA_MODE: "every-replica",
+        TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "1500",
+        TESSERA_CONTROLLERS: '{"widget":{"concurrency":4}}',
+        TESSERA_CONTROLPLANE_DIR: "/not/ours", // other TESSERA_ variables are not configuration
+      },
+      namespaceFile: noNamespaceFile,
+    });
+    assert.equal(config.name, "from-file");
+    assert.equal(config.logLevel, "debug");
+    assert.equal(config.mode, "every-replica");
+    assert.equal(config.leaderElection.leaseDurationMs, 20_000);
+    assert.equal(config.leaderElection.retryPeriodMs, 1500);
+    assert.deepEqual(config.controllers, { widget: { concurrency: 4 } });
+  });
+
+  it("reads the file named by TESSERA_CONFIG, JSON too", () => {
+    const path = file("c.json", JSON.stringify({ sharding: { slots: 64 } }));
+    const config = loadConfig({ env: { TESSERA_CONFIG: path }, namespaceFile: noNamespaceFile });
+    assert.equal(config.sharding.slots, 64);
+  });
+
+  it("takes the namespace from POD_NAMESPACE, else the service account's namespace file", () => {
+    const ns = file("namespace", "operators\n");
+    assert.equal(loadConfig({ env: {}, namespaceFile: ns }).namespace, "operators");
+    assert.equal(loadConfig({ env: { POD_NAMESPACE: "pods" }, namespaceFile: ns }).namespace, "pods");
+    assert.equal(loadConfig({ env: { POD_NAME: "op-0" }, namespaceFile: ns }).identity, "op-0");
+  });
+
+  it("lists every violation at once with path, expectation, value and source", () => {
+    const path = file(
+      "bad.yaml",
+      "mode: primary\nsharding:\n  slots: 100\nleaderElection:\n  leaseDurationMs: 5\n  colour: red\n",
+    );
+    let error: unknown;
+    try {
+      loadConfig({
+        config: { name: "Bad_Name" },
+        file: path,
+        env: { TESSERA_SHUTDOWN_DRAIN_TIMEOUT_MS: "soon", TESSERA_METRICS_BIND_ADDRESS: "8080" },
+        namespaceFile: noNamespaceFile,
+      });
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(error instanceof ConfigError, String(error));
+    assert.equal(error.exitCode, 2);
+    const byPath = new Map(error.violations.map((v) => [v.path, v]));
+    assert.deepEqual([...byPath.keys()].sort(), [
+      "/leaderElection/colour",
+      "/leaderElection/leaseDurationMs",
+      "/metricsBindAddress",
+      "/mode",
+      "/name",
+      "/sharding/slots",
+      "/shutdown/drainTimeoutMs",
+    ]);
+    assert.equal(byPath.get("/mode")!.found, '"primary"');
+    assert.match(byPath.get("/mode")!.expected, /"leader", "sharded", "every-replica"/);
+    assert.equal(byPath.get("/mode")!.source, path);
+    assert.equal(byPath.get("/shutdown/drainTimeoutMs")!.source, "TESSERA_SHUTDOWN_DRAIN_TIMEOUT_MS");
+    assert.equal(byPath.get("/shutdown/drainTimeoutMs")!.expected, "an integer");
+    assert.equal(byPath.get("/name")!.source, "code");
+    assert.match(byPath.get("/sharding/slots")!.expected, /power of two/);
+    assert.equal(byPath.get("/leaderElection/colour")!.found, "an unknown field");
+    assert.match(byPath.get("/leaderElection/leaseDurationMs")!.expected, />= 1000/);
+    assert.match(error.message, /7 problems/);
+    assert.match(error.message, /\/mode: expected one of .* found "primary" \(from .*bad\.yaml\)/);
+  });
+
+  it("checks the election durations against each other", () => {
+    assert.throws(
+      () =>
+        loadConfig({
+          config: { leaderElection: { leaseDurationMs: 5000, renewDeadlineMs: 6000 } },
+          env: {},
+          namespaceFile: noNamespaceFile,
+        }),
+      (e: unknown) =>
+        e instanceof ConfigError && e.violations.some((v) => v.path === "/leaderElection/renewDeadlineMs"),
+    );
+  });
+
+  it("says what is wrong with a file that cannot be read or parsed", () => {
+    const broken = file("broken.yaml", "mode: [unclosed\n");
+    for (const path of [broken, join(dir, "missing.yaml")]) {
+      assert.throws(
+        () => loadConfig({ file: path, env: {}, namespaceFile: noNamespaceFile }),
+        (e: unknown) => e instanceof ConfigError && e.violations[0]!.source === path,
+      );
+    }
+  });
+
+  it("names one environment variable per setting", () => {
+    const names = [...configEnvironmentVariables().keys()];
+    assert.ok(names.includes("TESSERA_LEADER_ELECTION_LEASE_DURATION_MS"));
+    assert.ok(names.includes("TESSERA_HEALTH_BIND_ADDRESS"));
+    assert.ok(names.includes("TESSERA_CONTROLLERS"));
+  });
+});
