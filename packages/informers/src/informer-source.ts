@@ -1,5 +1,5 @@
 import type { Runnable, Syncable } from "@tessera/core";
-import type { ReflectorStore } from "@tessera/reflector";
+import type { ReflectorHealth, ReflectorStore } from "@tessera/reflector";
 
 /**
  * What fills a {@link SharedIndexInformer}'s queue in place of its own
@@ -26,6 +26,8 @@ export interface InformerSource extends Runnable, Syncable {
   readonly lastSyncResourceVersion: string;
   /** The last failure of a list or watch, if the source tracks one. */
   readonly lastError?: unknown;
+  /** Whether it hears from the server (see `Reflector.health`), if the source tracks it. */
+  health?(): ReflectorHealth;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   type Indexers,
   type KubeObject,
   type ListerWatcher,
+  type ReflectorHealth,
   type ReflectorOptions,
   type ReflectorStore,
   type Resource,
@@ -154,7 +155,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
   private readonly cache: IndexedStore<T>;
   private readonly fifo: DeltaFIFO<T>;
   /** What fills the FIFO: the informer's own reflector, or the external source of `options.source`. */
-  private readonly source: Pick<InformerSource, "run" | "lastSyncResourceVersion" | "lastError">;
+  private readonly source: Pick<InformerSource, "run" | "lastSyncResourceVersion" | "lastError" | "health">;
   /** The external source, whose sync is tracked here rather than by the FIFO; `undefined` with the own reflector. */
   private readonly external: InformerSource | undefined;
   /** Batches handled so far, and how many must be for an external source's snapshot to be handled. */
@@ -279,6 +280,15 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
   /** The last failure of a list or watch, `undefined` if none yet. */
   get lastError(): unknown {
     return this.source.lastError;
+  }
+
+  /**
+   * Whether its reflector (or source) hears from the server: unhealthy when
+   * nothing has arrived past the watch's inactivity deadline (see
+   * `Reflector.health`); what a manager's `/healthz` reports.
+   */
+  health(): ReflectorHealth {
+    return this.source.health?.() ?? { healthy: true };
   }
 
   /** The registered handlers. */

@@ -4,7 +4,7 @@
  * fallback, recovery from every way a watch ends.
  */
 export { Reflector, ReflectorRunningError, MIN_WATCH_TIMEOUT_SECONDS } from "./reflector.js";
-export type { ReflectorOptions } from "./reflector.js";
+export type { ReflectorOptions, ReflectorHealth } from "./reflector.js";
 export type { SyncMode } from "./reflector-metrics.js";
 
 export type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";

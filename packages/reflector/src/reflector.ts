@@ -191,6 +191,8 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
   private fatalAbort: AbortController | undefined;
   private runSignal: AbortSignal | undefined;
   private lastErr: unknown;
+  /** `clock.now()` of the last sign the server is being heard: a sync, an event, a watch that ended normally. */
+  private lastProgress = 0;
   private readonly pendingChecks = new Set<Promise<void>>();
 
   constructor(options: ReflectorOptions<T>) {
@@ -287,6 +289,27 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
   }
 
   /**
+   * Whether the reflector is hearing from the server: unhealthy when, while
+   * running, nothing (no sync, event, bookmark, or normally ended watch) has
+   * arrived for longer than the longest watch's inactivity deadline, e.g.
+   * every list and watch has been failing since. A process in that state is
+   * alive but deaf; a liveness probe on this restarts it.
+   */
+  health(): ReflectorHealth {
+    if (!this.running) return { healthy: true };
+    const silentMs = this.clock.now() - this.lastProgress;
+    const limitMs = this.inactivityLimitMs(2 * this.minWatchTimeoutSeconds);
+    if (silentMs <= limitMs) return { healthy: true };
+    return {
+      healthy: false,
+      reason:
+        `reflector ${this.name}: nothing heard from the server for ${Math.round(silentMs / 1000)} s ` +
+        `(limit ${Math.round(limitMs / 1000)} s)` +
+        (this.lastErr !== undefined ? `; last error: ${errorMessage(this.lastErr)}` : ""),
+    };
+  }
+
+  /**
    * Lists and watches until `signal` aborts, retrying every failure. Resolves
    * once stopped (the open request closed). Rejects only when the consistency
    * check finds a watch-list snapshot wrong.
@@ -295,6 +318,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
     if (this.running) throw new ReflectorRunningError(`reflector ${this.name} is already running`);
     this.running = true;
     this.stopped = false;
+    this.lastProgress = this.clock.now();
     const fatalAbort = new AbortController();
     this.fatalAbort = fatalAbort;
     const stop = AbortSignal.any([signal, fatalAbort.signal]);
@@ -506,6 +530,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
       let error = outcome.error;
       if (error === undefined) {
         if (outcome.events > 0 || outcome.durationMs >= SHORT_WATCH_MS) {
+          this.lastProgress = this.clock.now();
           this.logger.debug("watch ended; resuming", {
             ...this.logFields,
             events: outcome.events,
@@ -568,6 +593,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
     }
     const rv = obj.metadata?.resourceVersion;
     if (rv) this.lastSyncRV = rv;
+    this.lastProgress = this.clock.now();
   }
 
   private completeSync(
@@ -581,6 +607,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
     this.rvUnavailable = false;
     this.synced = true;
     this.syncs++;
+    this.lastProgress = this.clock.now();
     this.settleSyncWaiters(true);
     this.syncMode = mode;
     this.lastFallbackReason = mode === "watch-list" ? undefined : this.lastFallbackReason;
@@ -728,14 +755,21 @@ function reasonOf(err: unknown): string {
   return "Unknown";
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 function endSpan(span: Span, err: unknown): void {
   if (err !== undefined) {
     span.recordException(toError(err));
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) });
   }
   span.end();
+}
+
+/** What {@link Reflector.health} answers. */
+export interface ReflectorHealth {
+  readonly healthy: boolean;
+  /** Why not, when not. */
+  readonly reason?: string;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

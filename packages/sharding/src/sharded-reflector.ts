@@ -15,6 +15,7 @@ import {
   Reflector,
   type KubeObject,
   type ListerWatcher,
+  type ReflectorHealth,
   type ReflectorOptions,
   type ReflectorStore,
   type SyncMode,
@@ -258,6 +259,15 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
   /** The last failure of any range's list or watch, `undefined` if none yet. */
   get lastError(): unknown {
     return this.lastErr;
+  }
+
+  /** Unhealthy when any range's reflector is (see `Reflector.health`). */
+  health(): ReflectorHealth {
+    for (const w of this.watches) {
+      const health = w.reflector.health();
+      if (!health.healthy) return health;
+    }
+    return { healthy: true };
   }
 
   /** {@link ShardedReflector.setRanges} for the ranges `slots` make in `space` (e.g. a `SlotChange`'s `active`). */

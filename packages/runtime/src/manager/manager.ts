@@ -234,6 +234,15 @@ export class Manager implements Runnable {
       if (ring) watch(`ring ${controller.name}`, ring.run(signal));
     }
     for (const { controller } of built) controller.watch();
+    this.health.addHealthCheck("watches", () => {
+      const informers = [...factory.informers, ...built.flatMap((b) => (b.ring ? [b.ring.informer] : []))];
+      for (const informer of informers) {
+        const health = informer.health();
+        if (!health.healthy)
+          return { ok: false, reason: health.reason ?? `informer ${informer.name} is deaf` };
+      }
+      return { ok: true };
+    });
     this.health.addReadyCheck("informers", () =>
       factory.hasSynced() ? { ok: true } : { ok: false, reason: "informers have not synced" },
     );
