@@ -16,5 +16,6 @@ export type { ControlPlaneBinaries } from "./binaries.js";
 export { generateControlPlaneCertificates } from "./certificates.js";
 export type { ControlPlaneCertificates, CertificateFiles } from "./certificates.js";
 export { freePort } from "./free-port.js";
+export { eventually } from "./eventually.js";
 export { kubeConfigVia } from "./kubeconfig-via.js";
 export { useControlPlane } from "./mocha-fixture.js";

@@ -2,7 +2,7 @@
 // sharded tests: the runtime as an operator's main would use it, configured
 // by TESSERA_* environment variables (mode, identity, namespace, durations,
 // bind addresses) and KUBECONFIG. Prints one JSON line per reconcile
-// ({ev:"reconcile", ...ReconcileRecord}) and {ev:"ready"} once started;
+// ({ev:"start"} and {ev:"reconcile", ...ReconcileRecord}) and {ev:"ready"} once started;
 // stdout writes to a pipe are synchronous, so a line written before a
 // SIGKILL reaches the test.
 import { ContainerModule } from "inversify";
@@ -15,7 +15,10 @@ await runMain(async (signal) => {
   const manager = await Manager.create();
   manager.register(
     new ContainerModule(({ bind }) => {
-      bind(LedgerToken).toConstantValue((record: ReconcileRecord) => emit({ ev: "reconcile", ...record }));
+      bind(LedgerToken).toConstantValue({
+        started: (key: string, at: number) => emit({ ev: "start", key, start: at }),
+        finished: (record: ReconcileRecord) => emit({ ev: "reconcile", ...record }),
+      });
     }),
   );
   manager.register(WidgetReconciler);

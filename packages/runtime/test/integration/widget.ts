@@ -72,10 +72,14 @@ export interface ReconcileRecord {
   found: boolean;
 }
 
-export type LedgerSink = (record: ReconcileRecord) => void;
+/** Where the reconciler reports: when a reconcile starts, and what it did once it ends. */
+export interface LedgerSink {
+  started(key: string, at: number): void;
+  finished(record: ReconcileRecord): void;
+}
 export const LedgerToken = token<LedgerSink>("widget.LedgerSink");
 
-const nowMicros = () => Number(process.hrtime.bigint() / 1000n);
+export const nowMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 /**
  * Keeps a ConfigMap named after each Widget with the Widget's `spec.data`,
@@ -100,6 +104,7 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
 
   async reconcile(request: Request, ctx: ReconcileContext<Widget>): Promise<void> {
     const start = nowMicros();
+    this.ledger.started(request.key, start);
     const widget = ctx.current();
     try {
       if (!widget?.metadata?.uid) return;
@@ -137,7 +142,7 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
         );
       }
     } finally {
-      this.ledger({
+      this.ledger.finished({
         key: request.key,
         generation: widget?.metadata?.generation,
         start,

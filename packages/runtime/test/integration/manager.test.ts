@@ -1,0 +1,167 @@
+// One manager in this process over the real API server: the Widget
+// reconciler's create, update and delete flows, owned objects kept as
+// declared, predicates, and start-up errors a user meets.
+import { strict as assert } from "node:assert";
+import { eventually, useControlPlane } from "@tessera/testenv";
+import { ContainerModule } from "inversify";
+import { Manager, type ManagerConfigInput } from "../../src/index.js";
+import { LedgerToken, WidgetReconciler, nowMicros, type ReconcileRecord } from "./widget.js";
+import {
+  createNamespace,
+  createWidget,
+  deleteConfigMap,
+  deleteWidget,
+  getConfigMap,
+  getWidget,
+  installWidgetCrd,
+  patchConfigMap,
+  patchWidget,
+} from "./support/widget-cluster.js";
+
+describe("Manager (in process, real API server)", function () {
+  this.timeout(120_000);
+  const env = useControlPlane();
+  const stops: Array<() => Promise<void>> = [];
+  before(async () => installWidgetCrd(env.cp));
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop();
+  });
+
+  const quiet: ManagerConfigInput = {
+    healthBindAddress: "0",
+    metricsBindAddress: "0",
+    logLevel: "error",
+    leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+  };
+
+  /** A manager running the Widget reconciler; its ledger records every reconcile. */
+  async function startWidgetManager(config: ManagerConfigInput = {}) {
+    const records: ReconcileRecord[] = [];
+    const manager = await Manager.create({
+      config: { ...quiet, name: `widgets-${Math.random().toString(36).slice(2, 7)}`, ...config },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+    });
+    manager.register(
+      new ContainerModule(({ bind }) => {
+        bind(LedgerToken).toConstantValue({
+          started: () => {},
+          finished: (r: ReconcileRecord) => records.push(r),
+        });
+      }),
+    );
+    manager.register(WidgetReconciler);
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    stops.push(async () => {
+      stop.abort();
+      await running;
+    });
+    return { manager, records, running };
+  }
+
+  it("creates, updates and forgets: the owned ConfigMap follows the Widget, status records the generation", async () => {
+    const ns = await createNamespace(env.cp, "crud");
+    const { records } = await startWidgetManager({ mode: "every-replica" });
+    const created = await createWidget(env.cp, ns, "w1", { data: { colour: "blue" } });
+    await eventually(
+      "the ConfigMap exists",
+      async () => (await getConfigMap(env.cp, ns, "w1")) !== undefined,
+    );
+    const cm = (await getConfigMap(env.cp, ns, "w1"))!;
+    assert.deepEqual(cm.data, { colour: "blue" });
+    const owner = cm.metadata?.ownerReferences?.[0];
+    assert.equal(owner?.uid, created.metadata?.uid);
+    assert.equal(owner?.controller, true);
+    await eventually(
+      "status.observedGeneration is 1",
+      async () => (await getWidget(env.cp, ns, "w1"))?.status?.observedGeneration === 1,
+    );
+
+    await patchWidget(env.cp, ns, "w1", { spec: { data: { colour: "red", size: "L" } } });
+    await eventually(
+      "the ConfigMap has the new data",
+      async () => (await getConfigMap(env.cp, ns, "w1"))?.data?.["size"] === "L",
+    );
+    assert.deepEqual((await getConfigMap(env.cp, ns, "w1"))?.data, { colour: "red", size: "L" });
+    await eventually(
+      "status.observedGeneration is 2",
+      async () => (await getWidget(env.cp, ns, "w1"))?.status?.observedGeneration === 2,
+    );
+
+    await deleteWidget(env.cp, ns, "w1");
+    await eventually("a reconcile saw the Widget gone", () =>
+      records.some((r) => r.key === `${ns}/w1` && !r.found),
+    );
+  });
+
+  it("recreates a deleted owned ConfigMap within a second and reverts a change to its data", async () => {
+    const ns = await createNamespace(env.cp, "owned");
+    await startWidgetManager({ mode: "every-replica" });
+    await createWidget(env.cp, ns, "w", { data: { k: "v" } });
+    await eventually("the ConfigMap exists", async () => (await getConfigMap(env.cp, ns, "w")) !== undefined);
+
+    const deletedAt = nowMicros();
+    await deleteConfigMap(env.cp, ns, "w");
+    await eventually(
+      "the ConfigMap is back",
+      async () => (await getConfigMap(env.cp, ns, "w")) !== undefined,
+      10_000,
+    );
+    const recreatedMs = (nowMicros() - deletedAt) / 1000;
+    console.log(`      recreated ${Math.round(recreatedMs)} ms after the delete`);
+    assert.ok(recreatedMs < 1000, `recreated after ${recreatedMs} ms`);
+
+    await patchConfigMap(env.cp, ns, "w", { data: { k: "tampered", extra: "x" } });
+    await eventually(
+      "the data is reverted",
+      async () => {
+        const data = (await getConfigMap(env.cp, ns, "w"))?.data;
+        return data?.["k"] === "v" && data["extra"] === undefined;
+      },
+      10_000,
+    );
+  });
+
+  it("with the generation predicate, a status-only change does not reconcile; a spec change does", async () => {
+    const ns = await createNamespace(env.cp, "predicate");
+    const { records } = await startWidgetManager({ mode: "every-replica" });
+    await createWidget(env.cp, ns, "w", { data: { a: "1" } });
+    await eventually(
+      "status.observedGeneration is 1",
+      async () => (await getWidget(env.cp, ns, "w"))?.status?.observedGeneration === 1,
+    );
+    // Let the reconcile caused by its own status write (filtered) and the ConfigMap's settle.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const before = records.filter((r) => r.key === `${ns}/w`).length;
+    await patchWidget(env.cp, ns, "w", { status: { observedGeneration: 1000 } }, "/status");
+    // A later spec change of another Widget shows the pipeline is flowing past the status change.
+    await createWidget(env.cp, ns, "sentinel", {});
+    await eventually("the sentinel is reconciled", () => records.some((r) => r.key === `${ns}/sentinel`));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(
+      records.filter((r) => r.key === `${ns}/w`).length,
+      before,
+      "the status-only change was reconciled",
+    );
+    await patchWidget(env.cp, ns, "w", { spec: { data: { a: "2" } } });
+    await eventually("the spec change is reconciled", () =>
+      records.some((r) => r.key === `${ns}/w` && r.generation === 2),
+    );
+  });
+
+  it("fails start-up on a kind discovery does not know, naming its group, version and kind", async () => {
+    const manager = await Manager.create({ config: quiet, kubeConfig: env.cp.kubeConfig, env: {} });
+    manager
+      .controller()
+      .for({ group: "gadgets.example.com", version: "v1alpha1", kind: "Gadget" })
+      .complete(async () => {});
+    const stop = new AbortController();
+    await assert.rejects(manager.run(stop.signal), (error: Error) => {
+      assert.match(error.message, /gadgets\.example\.com/);
+      assert.match(error.message, /v1alpha1/);
+      assert.match(error.message, /Gadget/);
+      return true;
+    });
+  });
+});
