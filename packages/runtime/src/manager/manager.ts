@@ -1,5 +1,5 @@
 import { Container, ContainerModule, type ServiceIdentifier } from "inversify";
-import { toError, withFields, type Logger, type Runnable } from "@tessera/core";
+import { toError, withFields, type Logger, type Runnable, type Syncable } from "@tessera/core";
 import type { SharedIndexInformer } from "@tessera/informers";
 import { LeaderElector, LeaseLock } from "@tessera/leader-election";
 import type { KubeObject, Resource } from "@tessera/reflector";
@@ -55,7 +55,7 @@ interface BuiltController {
  * flight finish within `config.shutdown.drainTimeoutMs`, hands slots and the
  * Lease back, and resolves.
  */
-export class Manager implements Runnable {
+export class Manager implements Runnable, Syncable {
   /** The container every service and plugin is resolved from. */
   readonly container: Container;
   readonly config: ManagerConfig;
@@ -64,6 +64,8 @@ export class Manager implements Runnable {
   private readonly pendingControllers: PendingController[] = [];
   private readonly pendingRunnables: PendingRunnable[] = [];
   private state: "new" | "running" | "stopped" = "new";
+  private synced = false;
+  private readonly syncWaiters = new Set<(synced: boolean) => void>();
 
   /**
    * A manager with its configuration loaded and validated (code, then the
@@ -86,6 +88,30 @@ export class Manager implements Runnable {
   constructor(container: Container, config: ManagerConfig) {
     this.container = container;
     this.config = config;
+  }
+
+  /**
+   * True once the manager has started: every cache of its controllers synced
+   * and the workers started (leader controllers wait for the Lease on top).
+   */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves `true` once {@link Manager.hasSynced}; `false` if `signal` aborts or the manager stops first. */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (this.state === "stopped" || signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (synced: boolean) => {
+        this.syncWaiters.delete(done);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(synced);
+      };
+      const onAbort = () => done(false);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.syncWaiters.add(done);
+    });
   }
 
   /** The service bound under `token`. */
@@ -215,6 +241,7 @@ export class Manager implements Runnable {
     await Promise.all(running);
     signal.removeEventListener("abort", onAbort);
     this.state = "stopped";
+    for (const done of [...this.syncWaiters]) done(false);
     logger.info("manager: stopped");
     if (failure !== undefined) throw failure;
   }
@@ -285,6 +312,8 @@ export class Manager implements Runnable {
     for (const { runnable, name } of this.runnables().filter((r) => !r.needsLeader)) {
       watch(name, runnable.run(signal));
     }
+    this.synced = true;
+    for (const done of [...this.syncWaiters]) done(true);
     if (leaderControllers.length === 0 && leaderRunnables.length === 0) return;
     const lease = config.leaderElection.leaseName;
     const elector = new LeaderElector({

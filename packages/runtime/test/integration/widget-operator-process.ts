@@ -2,7 +2,7 @@
 // sharded tests: the runtime as an operator's main would use it, configured
 // by TESSERA_* environment variables (mode, identity, namespace, durations,
 // bind addresses) and KUBECONFIG. Prints one JSON line per reconcile
-// ({ev:"start"} and {ev:"reconcile", ...ReconcileRecord}) and {ev:"ready"} once started;
+// ({ev:"start"} and {ev:"reconcile", ...ReconcileRecord}) and {ev:"ready"} once its caches synced;
 // stdout writes to a pipe are synchronous, so a line written before a
 // SIGKILL reaches the test.
 import { ContainerModule } from "inversify";
@@ -22,7 +22,9 @@ await runMain(async (signal) => {
     }),
   );
   manager.register(WidgetReconciler);
-  emit({ ev: "ready", identity: manager.config.identity, pid: process.pid });
-  await manager.run(signal);
+  const running = manager.run(signal);
+  if (await manager.waitForSync(signal))
+    emit({ ev: "ready", identity: manager.config.identity, pid: process.pid });
+  await running;
   emit({ ev: "stopped", identity: manager.config.identity });
 });

@@ -1,0 +1,50 @@
+// One replica of the throughput benchmark's contender "tessera": a manager
+// with one no-op ConfigMap controller. The harness (throughput.js) starts it
+// with KUBECONFIG, BENCH_NAMESPACE, BENCH_MODE ("every-replica" | "sharded")
+// and BENCH_IDENTITY, and reads its stdout:
+//   {"ev":"ready"}                        once its cache has synced
+//   {"ev":"r","n":<name>,"t":<µs>}        the first reconcile of each object
+//                                          (µs of the machine's monotonic clock)
+//   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
+// Any other contender (a controller-runtime manager, ...) that speaks these
+// lines can be benchmarked by the same harness (see throughput.js --contender).
+import { ConfigMaps } from "@tessera/reflector";
+import { Manager, runMain } from "@tessera/runtime";
+
+const emit = (line) => process.stdout.write(JSON.stringify(line) + "\n");
+const now = () => Number(process.hrtime.bigint() / 1000n);
+const namespace = process.env.BENCH_NAMESPACE;
+
+await runMain(async (signal) => {
+  const manager = await Manager.create({
+    config: {
+      name: "bench",
+      mode: /** @type {"every-replica" | "sharded"} */ (process.env.BENCH_MODE ?? "every-replica"),
+      identity: process.env.BENCH_IDENTITY,
+      logLevel: "error",
+      healthBindAddress: "0",
+      metricsBindAddress: "0",
+      leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+      controllers: { configmap: { concurrency: 16 } },
+    },
+  });
+  const seen = new Set();
+  let total = 0;
+  manager
+    .controller()
+    .for(ConfigMaps)
+    .complete(async (request) => {
+      total++;
+      if (request.namespace !== namespace || seen.has(request.name)) return;
+      seen.add(request.name);
+      emit({ ev: "r", n: request.name, t: now() });
+    });
+  const ticker = setInterval(() => emit({ ev: "count", total }), 500);
+  const running = manager.run(signal);
+  if (await manager.waitForSync(signal)) emit({ ev: "ready" });
+  try {
+    await running;
+  } finally {
+    clearInterval(ticker);
+  }
+});

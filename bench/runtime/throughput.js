@@ -1,0 +1,173 @@
+// End-to-end throughput of a controller: reconciles per second with a no-op
+// reconciler while OBJECTS ConfigMaps (default 10,000) are created as fast as
+// the API server takes them (64 creates in flight on keep-alive connections),
+// and the lag from each create's response to its first reconcile (p50, p99),
+// on one replica and on three sharded replicas.
+//
+// Run: bash scripts/with-node.sh node bench/runtime/throughput.js   (after npm run build)
+// Other contenders: --contender name=command (repeatable), where command
+// starts one replica speaking the line protocol of tessera-replica.js, e.g.
+//   --contender controller-runtime="bench/runtime/go/replica"
+import { spawn } from "node:child_process";
+import { Agent, request } from "node:https";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { ControlPlane } from "@tessera/testenv";
+
+const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
+const IN_FLIGHT = 64;
+const contenders = [
+  ["tessera", `${process.execPath} ${fileURLToPath(new URL("tessera-replica.js", import.meta.url))}`],
+];
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === "--contender") {
+    const [name, ...command] = process.argv[++i].split("=");
+    contenders.push([name, command.join("=")]);
+  }
+}
+const scenarios = [
+  { label: "1 replica", mode: "every-replica", replicas: 1 },
+  { label: "3 sharded replicas", mode: "sharded", replicas: 3 },
+];
+const now = () => Number(process.hrtime.bigint() / 1000n);
+
+const cp = new ControlPlane();
+await cp.start();
+const kubeconfig = cp.writeKubeconfig();
+const agent = new Agent({
+  keepAlive: true,
+  maxSockets: IN_FLIGHT,
+  ca: cp.caPem,
+  cert: cp.adminCredentials.certPem,
+  key: cp.adminCredentials.keyPem,
+});
+const url = new URL(cp.apiserverUrl);
+
+function post(path, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: "POST",
+        agent,
+        headers: { "Content-Type": "application/json" },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () =>
+          res.statusCode < 300
+            ? resolve(undefined)
+            : reject(new Error(`POST ${path}: HTTP ${res.statusCode}`)),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+function startReplica(command, env) {
+  const [bin, ...args] = command.split(" ");
+  const child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const replica = { child, ready: false, first: new Map(), total: 0 };
+  createInterface({ input: child.stdout }).on("line", (text) => {
+    let line;
+    try {
+      line = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (line.ev === "ready") replica.ready = true;
+    else if (line.ev === "r" && !replica.first.has(line.n)) replica.first.set(line.n, line.t);
+    else if (line.ev === "count") replica.total = line.total;
+  });
+  replica.exited = new Promise((resolve) => child.on("exit", resolve));
+  return replica;
+}
+
+async function until(what, done, limitMs) {
+  const deadline = Date.now() + limitMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const rows = [];
+let run = 0;
+for (const [contender, command] of contenders) {
+  for (const scenario of scenarios) {
+    const namespace = `bench-${++run}`;
+    await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+    const replicas = Array.from({ length: scenario.replicas }, (_, i) =>
+      startReplica(command, {
+        KUBECONFIG: kubeconfig,
+        BENCH_NAMESPACE: namespace,
+        BENCH_MODE: scenario.mode,
+        BENCH_IDENTITY: `${contender}-${run}-${i}`,
+      }),
+    );
+    await until("replicas ready", () => replicas.every((r) => r.ready), 120_000);
+    if (scenario.mode === "sharded") await new Promise((r) => setTimeout(r, 3000)); // let the ring settle
+    const written = new Map();
+    const t0 = now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < OBJECTS) {
+          const name = `cm-${next++}`;
+          await post(`/api/v1/namespaces/${namespace}/configmaps`, {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name, namespace },
+            data: { n: name },
+          });
+          written.set(name, now());
+        }
+      }),
+    );
+    const writesDone = now();
+    const seen = () => replicas.reduce((n, r) => n + r.first.size, 0);
+    await until(
+      `${contender} ${scenario.label}: all ${OBJECTS} reconciled`,
+      () => seen() >= OBJECTS,
+      600_000,
+    );
+    const lags = [];
+    let last = 0;
+    for (const r of replicas)
+      for (const [name, t] of r.first) {
+        lags.push((t - written.get(name)) / 1000);
+        last = Math.max(last, t);
+      }
+    lags.sort((a, b) => a - b);
+    rows.push({
+      contender,
+      scenario: scenario.label,
+      writesPerSec: Math.round(OBJECTS / ((writesDone - t0) / 1e6)),
+      reconcilesPerSec: Math.round(OBJECTS / ((last - t0) / 1e6)),
+      lagP50: quantile(lags, 0.5).toFixed(1),
+      lagP99: quantile(lags, 0.99).toFixed(1),
+      lagMax: lags[lags.length - 1].toFixed(1),
+    });
+    for (const r of replicas) r.child.kill("SIGTERM");
+    await Promise.all(replicas.map((r) => r.exited));
+  }
+}
+await cp.stop();
+agent.destroy();
+
+console.log(
+  `\n${OBJECTS} ConfigMaps created with ${IN_FLIGHT} in flight; no-op reconciler; lag = create response -> first reconcile`,
+);
+console.log(
+  "contender            scenario              creates/s  reconciles/s  lag p50 ms  lag p99 ms  lag max ms",
+);
+for (const r of rows) {
+  console.log(
+    `${r.contender.padEnd(20)} ${r.scenario.padEnd(21)} ${String(r.writesPerSec).padStart(9)} ${String(r.reconcilesPerSec).padStart(13)} ${r.lagP50.padStart(11)} ${r.lagP99.padStart(11)} ${r.lagMax.padStart(11)}`,
+  );
+}
