@@ -1,5 +1,4 @@
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type { IncomingMessage } from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { toError } from "@tessera/core";
 import type { KubeObject, ObjectList, Status } from "./kube-object.js";
@@ -13,6 +12,7 @@ import {
   type ListWatchErrorContext,
   type ListWatchVerb,
 } from "./list-watch-error.js";
+import { KubeRequestError, readKubeResponse, sendKubeRequest } from "./kube-request.js";
 import { NdjsonDecoder } from "./ndjson-decoder.js";
 import { assertResource, collectionPath, describeResource, type Resource } from "./resource.js";
 import { statusReasonForHttpCode } from "./status-reason.js";
@@ -197,46 +197,20 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     signal?: AbortSignal,
     idleTimeoutMs?: number,
   ): Promise<IncomingMessage> {
-    signal?.throwIfAborted();
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new ConnectionError(context, "the KubeConfig has no current cluster");
-    const base = new URL(cluster.server);
-    const url = new URL(base.toString().replace(/\/+$/, "") + this.path + (query ? `?${query}` : ""));
-    const options: RequestOptions = { method: "GET", headers: { Accept: accept } };
+    let res: IncomingMessage;
     try {
-      await this.kubeConfig.applyToHTTPSOptions(options);
-    } catch (err) {
-      throw new ConnectionError(
-        context,
-        `could not apply the KubeConfig's credentials: ${errorText(err)}`,
-        err,
-      );
-    }
-    signal?.throwIfAborted();
-    const send = url.protocol === "http:" ? httpRequest : httpsRequest;
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(url, options, resolve);
-      if (idleTimeoutMs !== undefined) {
-        req.setTimeout(idleTimeoutMs, () =>
-          req.destroy(new ConnectionError(context, `nothing received for ${idleTimeoutMs} ms`)),
-        );
-      }
-      const onAbort = (): void => {
-        req.destroy();
-        reject(toError(signal?.reason));
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      req.on("response", () => signal?.removeEventListener("abort", onAbort));
-      req.on("error", (err) => {
-        signal?.removeEventListener("abort", onAbort);
-        reject(
-          signal?.aborted
-            ? toError(signal.reason)
-            : new ConnectionError(context, `request failed: ${err.message}`, err),
-        );
+      res = await sendKubeRequest(this.kubeConfig, {
+        method: "GET",
+        path: this.path,
+        query,
+        headers: { Accept: accept },
+        signal,
+        idleTimeoutMs,
       });
-      req.end();
-    });
+    } catch (err) {
+      if (!(err instanceof KubeRequestError)) throw err;
+      throw new ConnectionError(context, err.message, err.cause ?? err);
+    }
     const code = res.statusCode ?? 0;
     if (code >= 200 && code < 300) return res;
     throw await errorFromResponse(res, context, signal);
@@ -267,39 +241,18 @@ async function errorFromResponse(
   return new ApiStatusError(context, status?.code || code, reason, message, status, "response");
 }
 
-function readBody(
+async function readBody(
   res: IncomingMessage,
   context: ListWatchErrorContext,
   maxBytes: number,
   signal?: AbortSignal,
 ): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let settled = false;
-    const finish = (err: unknown, value?: Buffer): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener("abort", onAbort);
-      if (err !== undefined) {
-        res.destroy();
-        reject(toError(err));
-      } else resolve(value as Buffer);
-    };
-    const onAbort = (): void => finish(signal?.reason);
-    if (signal?.aborted) return finish(signal.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    res.on("data", (chunk: Buffer) => {
-      if (bytes >= maxBytes) return;
-      chunks.push(chunk);
-      bytes += chunk.length;
-    });
-    res.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-    res.on("error", (err) => finish(new ConnectionError(context, `the response broke: ${err.message}`, err)));
-    res.on("close", () => {
-      if (!res.complete) finish(new ConnectionError(context, "the response was closed before its end"));
-    });
-  });
+  try {
+    return await readKubeResponse(res, maxBytes, signal);
+  } catch (err) {
+    if (!(err instanceof KubeRequestError)) throw err;
+    throw new ConnectionError(context, err.message, err.cause ?? err);
+  }
 }
 
 function toWatchEvent<T>(value: unknown, context: ListWatchErrorContext): WatchEvent<T> {
@@ -330,8 +283,4 @@ function toWatchEvent<T>(value: unknown, context: ListWatchErrorContext): WatchE
 
 function excerpt(value: unknown): string {
   return JSON.stringify(value)?.slice(0, 200) ?? String(value);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

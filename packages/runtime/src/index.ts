@@ -21,6 +21,31 @@ export type {
   ApplyConfiguration,
 } from "./client/client.js";
 export type { RestMapper, GroupVersionKind } from "./client/rest-mapper.js";
+export { ApiClient } from "./client/api-client.js";
+export type { ApiClientOptions } from "./client/api-client.js";
+export { CachedClient } from "./client/cached-client.js";
+export { KubeTransport, TransportError } from "./client/kube-transport.js";
+export type { TransportRequest } from "./client/kube-transport.js";
+export {
+  ApiError,
+  NotFoundError,
+  AlreadyExistsError,
+  ConflictError,
+  InvalidError,
+  ForbiddenError,
+  UnauthorizedError,
+  isNotFound,
+  isAlreadyExists,
+  isConflict,
+  isInvalid,
+  isForbidden,
+} from "./client/api-error.js";
+export type { ApiErrorContext, StatusCause } from "./client/api-error.js";
+export { DiscoveryRestMapper, KindNotFoundError } from "./client/discovery-rest-mapper.js";
+export { KubeEventRecorder } from "./client/kube-event-recorder.js";
+export type { KubeEventRecorderOptions } from "./client/kube-event-recorder.js";
+export { labelMatcher, labelSelectorString, LabelSelectorError } from "./client/label-selector.js";
+export type { LabelSelectorInput } from "./client/label-selector.js";
 export type { EventRecorder, EventInput, EventType } from "./client/event-recorder.js";
 export type {
   ManagerConfig,

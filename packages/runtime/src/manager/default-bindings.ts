@@ -2,12 +2,22 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { metrics, trace } from "@opentelemetry/api";
 import { defaultRandom, JsonLogger, SystemClock, withFields } from "@tessera/core";
 import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
-import type { Container } from "inversify";
+import type { Container, ResolutionContext } from "inversify";
+import { ApiClient } from "../client/api-client.js";
+import { CachedClient } from "../client/cached-client.js";
+import { DiscoveryRestMapper } from "../client/discovery-rest-mapper.js";
+import { KubeEventRecorder } from "../client/kube-event-recorder.js";
+import { KubeTransport } from "../client/kube-transport.js";
 import type { ManagerConfig } from "../config/manager-config.js";
-import { Tokens, type Token } from "../plugin/tokens.js";
+import { token, Tokens, type Token } from "../plugin/tokens.js";
 import type { ManagerOptions } from "./manager-options.js";
 
 const SCOPE = "@tessera/runtime";
+/** A binding's dependency, typed by its token. */
+const use = <T>(ctx: ResolutionContext, id: Token<T>): T => ctx.get<T>(id);
+
+/** The connection pool the clients share; internal: swap the clients, not this. */
+const Transport = token<KubeTransport>("tessera.internal.Transport");
 
 /**
  * Binds what every manager's container holds (see {@link Tokens}). Services
@@ -36,14 +46,49 @@ export function bindDefaults(
     .toDynamicValue(
       (ctx) =>
         new SharedInformerFactory({
-          kubeConfig: ctx.get(Tokens.KubeConfig),
+          kubeConfig: use(ctx, Tokens.KubeConfig),
           // Reconcilers never read managedFields; dropping them saves a third of a cached object.
           transform: stripManagedFields,
-          clock: ctx.get(Tokens.Clock),
-          random: ctx.get(Tokens.Random),
-          logger: withFields(ctx.get(Tokens.Logger), { component: "informers" }),
-          meter: ctx.get(Tokens.Meter),
-          tracer: ctx.get(Tokens.Tracer),
+          clock: use(ctx, Tokens.Clock),
+          random: use(ctx, Tokens.Random),
+          logger: withFields(use(ctx, Tokens.Logger), { component: "informers" }),
+          meter: use(ctx, Tokens.Meter),
+          tracer: use(ctx, Tokens.Tracer),
+        }),
+    )
+    .inSingletonScope();
+  container
+    .bind(Transport)
+    .toDynamicValue((ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig)))
+    .inSingletonScope();
+  container
+    .bind(Tokens.ApiClient)
+    .toDynamicValue(
+      (ctx) =>
+        new ApiClient(use(ctx, Tokens.KubeConfig), {
+          fieldManager: use(ctx, Tokens.Config).fieldManager,
+          transport: use(ctx, Transport),
+        }),
+    )
+    .inSingletonScope();
+  container
+    .bind(Tokens.Client)
+    .toDynamicValue((ctx) => new CachedClient(use(ctx, Tokens.InformerFactory), use(ctx, Tokens.ApiClient)))
+    .inSingletonScope();
+  container
+    .bind(Tokens.RestMapper)
+    .toDynamicValue((ctx) => new DiscoveryRestMapper(use(ctx, Transport)))
+    .inSingletonScope();
+  container
+    .bind(Tokens.EventRecorder)
+    .toDynamicValue(
+      (ctx) =>
+        new KubeEventRecorder({
+          transport: use(ctx, Transport),
+          clock: use(ctx, Tokens.Clock),
+          logger: withFields(use(ctx, Tokens.Logger), { component: "events" }),
+          controller: use(ctx, Tokens.Config).name,
+          instance: use(ctx, Tokens.Config).identity,
         }),
     )
     .inSingletonScope();

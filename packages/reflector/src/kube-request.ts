@@ -1,0 +1,134 @@
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { toError } from "@tessera/core";
+
+/** One HTTP request to the API server of a KubeConfig's current cluster. */
+export interface KubeRequest {
+  method: string;
+  /** The path below the server's URL, e.g. `/api/v1/namespaces/default/configmaps`. */
+  path: string;
+  /** Encoded query string without `?`; empty for none. */
+  query?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  signal?: AbortSignal | undefined;
+  /** The request fails when its connection carries nothing for this long. */
+  idleTimeoutMs?: number | undefined;
+  /** Connection pool to use (keep-alive agents of the caller); default node's global agent. */
+  agent?: HttpAgent | HttpsAgent;
+}
+
+/**
+ * A failure below HTTP: no cluster in the KubeConfig, credentials that could
+ * not be applied (an exec plugin that failed), a refused or broken
+ * connection. Callers wrap it in their own error naming verb and resource.
+ */
+export class KubeRequestError extends Error {
+  override name = "KubeRequestError";
+}
+
+/**
+ * Sends `request` to the current cluster of `kubeConfig`, authenticated with
+ * whatever its current user holds (client certificates, bearer tokens, token
+ * files, exec and auth-provider plugins, refreshed per request through
+ * `applyToHTTPSOptions`), and resolves with the response, whatever its
+ * status, once its headers arrived; the caller reads the body. Rejects with
+ * a {@link KubeRequestError}, or with the signal's reason on abort.
+ */
+export async function sendKubeRequest(
+  kubeConfig: KubeConfig,
+  request: KubeRequest,
+): Promise<IncomingMessage> {
+  const { signal } = request;
+  signal?.throwIfAborted();
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new KubeRequestError("the KubeConfig has no current cluster");
+  const query = request.query ? `?${request.query}` : "";
+  const url = new URL(cluster.server.replace(/\/+$/, "") + request.path + query);
+  const options: RequestOptions = { method: request.method, headers: { ...request.headers } };
+  if (request.body !== undefined) {
+    (options.headers as Record<string, string | number>)["Content-Length"] = Buffer.byteLength(request.body);
+  }
+  try {
+    await kubeConfig.applyToHTTPSOptions(options);
+  } catch (err) {
+    throw new KubeRequestError(`could not apply the KubeConfig's credentials: ${toError(err).message}`, {
+      cause: err,
+    });
+  }
+  // A proxy configured in the KubeConfig brings its own agent; otherwise pool the connections.
+  if (request.agent && options.agent === undefined) options.agent = request.agent;
+  signal?.throwIfAborted();
+  const send = url.protocol === "http:" ? httpRequest : httpsRequest;
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = send(url, options, resolve);
+    const idle = request.idleTimeoutMs;
+    if (idle !== undefined) {
+      req.setTimeout(idle, () => req.destroy(new KubeRequestError(`nothing received for ${idle} ms`)));
+    }
+    const onAbort = (): void => {
+      req.destroy();
+      reject(toError(signal?.reason));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("response", () => signal?.removeEventListener("abort", onAbort));
+    req.on("error", (err) => {
+      signal?.removeEventListener("abort", onAbort);
+      reject(
+        signal?.aborted
+          ? toError(signal.reason)
+          : err instanceof KubeRequestError
+            ? err
+            : new KubeRequestError(`request failed: ${err.message}`, { cause: err }),
+      );
+    });
+    req.end(request.body);
+  });
+}
+
+/**
+ * Reads a response's body, keeping at most `maxBytes` (the rest is drained).
+ * Rejects with a {@link KubeRequestError} when the response breaks, or with
+ * the signal's reason on abort.
+ */
+export function readKubeResponse(
+  res: IncomingMessage,
+  maxBytes = Number.POSITIVE_INFINITY,
+  signal?: AbortSignal,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let settled = false;
+    const finish = (err: unknown, value?: Buffer): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener("abort", onAbort);
+      if (err !== undefined) {
+        res.destroy();
+        reject(toError(err));
+      } else resolve(value as Buffer);
+    };
+    const onAbort = (): void => finish(signal?.reason);
+    if (signal?.aborted) return finish(signal.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    res.on("data", (chunk: Buffer) => {
+      if (bytes >= maxBytes) return;
+      chunks.push(chunk);
+      bytes += chunk.length;
+    });
+    res.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    res.on("error", (err) =>
+      finish(new KubeRequestError(`the response broke: ${err.message}`, { cause: err })),
+    );
+    res.on("close", () => {
+      if (!res.complete) finish(new KubeRequestError("the response was closed before its end"));
+    });
+  });
+}
