@@ -91,6 +91,13 @@ export type {
   Plugin,
 } from "./plugin/plugin.js";
 export { Manager } from "./manager/manager.js";
+export { HealthChecks } from "./server/health-checks.js";
+export type { Check, CheckResult, ProbeAnswer } from "./server/health-checks.js";
+export { EndpointServer } from "./server/endpoint-server.js";
+export type { EndpointServerOptions, EndpointHandler } from "./server/endpoint-server.js";
+export { parseBindAddress } from "./server/bind-address.js";
+export type { BindAddress } from "./server/bind-address.js";
+export { PrometheusMetrics } from "./server/prometheus-metrics.js";
 export type { ManagerOptions } from "./manager/manager-options.js";
 export { LeaderElectionLostError } from "./manager/leader-election-lost-error.js";
 export { runMain, EXIT_INVALID_CONFIG } from "./manager/run-main.js";

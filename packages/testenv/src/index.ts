@@ -17,5 +17,7 @@ export { generateControlPlaneCertificates } from "./certificates.js";
 export type { ControlPlaneCertificates, CertificateFiles } from "./certificates.js";
 export { freePort } from "./free-port.js";
 export { eventually } from "./eventually.js";
+export { parsePrometheusText, sumSamples } from "./prometheus-text.js";
+export type { PrometheusFamily, PrometheusSample } from "./prometheus-text.js";
 export { kubeConfigVia } from "./kubeconfig-via.js";
 export { useControlPlane } from "./mocha-fixture.js";

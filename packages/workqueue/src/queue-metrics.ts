@@ -69,6 +69,9 @@ export class QueueMetrics {
       (report) => report(ages(source).oldest / 1000),
       { unit: "s" },
     );
+    // Present at zero from the start, as client-go's are.
+    this.adds.add(0);
+    this.retries.add(0);
   }
 
   /** An item became dirty. */

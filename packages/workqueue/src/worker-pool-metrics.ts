@@ -71,6 +71,10 @@ export class WorkerPoolMetrics {
       "Length of time per reconciliation per controller",
       { unit: "s", buckets: RECONCILE_TIME_BUCKETS_SECONDS },
     );
+    // Present at zero from the start, as controller-runtime initialises them: a rate() needs a first point.
+    for (const result of Object.values(this.results)) result.add(0);
+    this.errors.add(0);
+    this.terminalErrors.add(0);
   }
 
   /** Starts observing the gauges (the pool's run began). */

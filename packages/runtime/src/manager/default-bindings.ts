@@ -1,5 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import { metrics, trace } from "@opentelemetry/api";
+import { trace } from "@opentelemetry/api";
 import { defaultRandom, JsonLogger, SystemClock, withFields } from "@tessera/core";
 import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
 import type { Container, ResolutionContext } from "inversify";
@@ -9,6 +9,7 @@ import { DiscoveryRestMapper } from "../client/discovery-rest-mapper.js";
 import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import { KubeTransport } from "../client/kube-transport.js";
 import type { ManagerConfig } from "../config/manager-config.js";
+import { PrometheusMetrics } from "../server/prometheus-metrics.js";
 import { token, Tokens, type Token } from "../plugin/tokens.js";
 import type { ManagerOptions } from "./manager-options.js";
 
@@ -39,7 +40,9 @@ export function bindDefaults(
     Tokens.Logger,
     options.logger ?? new JsonLogger({ level: config.logLevel, fields: { logger: config.name } }),
   );
-  constant(Tokens.Meter, options.meter ?? metrics.getMeter(SCOPE));
+  const prometheus = new PrometheusMetrics();
+  constant(Tokens.Metrics, prometheus);
+  constant(Tokens.Meter, options.meter ?? prometheus.meter(SCOPE));
   constant(Tokens.Tracer, options.tracer ?? trace.getTracer(SCOPE));
   container
     .bind(Tokens.InformerFactory)

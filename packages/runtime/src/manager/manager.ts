@@ -13,7 +13,11 @@ import { Controller, type ControllerSource } from "../reconcile/controller.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import { ControllerRing } from "./controller-ring.js";
 import { controllerMode } from "./controller-mode.js";
-import { HealthChecks } from "./health-checks.js";
+import { HealthChecks } from "../server/health-checks.js";
+import { parseBindAddress } from "../server/bind-address.js";
+import { EndpointServer } from "../server/endpoint-server.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
 import { bindDefaults, loadDefaultKubeConfig } from "./default-bindings.js";
 import type { ManagerOptions } from "./manager-options.js";
@@ -65,6 +69,7 @@ export class Manager implements Runnable, Syncable {
   private readonly pendingRunnables: PendingRunnable[] = [];
   private state: "new" | "running" | "stopped" = "new";
   private synced = false;
+  private servers: { health?: EndpointServer; metrics?: EndpointServer } = {};
   private readonly syncWaiters = new Set<(synced: boolean) => void>();
 
   /**
@@ -112,6 +117,17 @@ export class Manager implements Runnable, Syncable {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.syncWaiters.add(done);
     });
+  }
+
+  /**
+   * Where the probe and metrics servers listen once they do (`undefined` for
+   * one turned off with bind address "0"); with port 0, the port chosen.
+   */
+  async endpoints(): Promise<{ health: AddressInfo | undefined; metrics: AddressInfo | undefined }> {
+    return {
+      health: await this.servers.health?.listening(),
+      metrics: await this.servers.metrics?.listening(),
+    };
   }
 
   /** The service bound under `token`. */
@@ -357,9 +373,46 @@ export class Manager implements Runnable, Syncable {
     watch("leader election", elector.run(signal));
   }
 
-  /** Servers and other runnables the bindings contributed that run from the start (none by default). */
+  /** The probe and metrics servers, as configured: they run from start to stop, leader or not. */
   private startupRunnables(): Array<{ name: string; run: (signal: AbortSignal) => Promise<unknown> }> {
-    return [];
+    const logger = withFields(this.get(Tokens.Logger), { component: "endpoints" });
+    const health = parseBindAddress(this.config.healthBindAddress, "healthBindAddress");
+    const metrics = parseBindAddress(this.config.metricsBindAddress, "metricsBindAddress");
+    if (health) {
+      const probe =
+        (kind: "healthz" | "readyz") => async (_req: IncomingMessage, res: ServerResponse, url: URL) => {
+          const only = url.pathname.slice(kind.length + 2) || undefined;
+          const answer = await this.health.probe(kind, {
+            verbose: url.searchParams.has("verbose"),
+            ...(only !== undefined ? { only: decodeURIComponent(only) } : {}),
+          });
+          res.writeHead(answer.status, { "Content-Type": "text/plain; charset=utf-8" }).end(answer.body);
+        };
+      this.servers.health = new EndpointServer({
+        name: "health probes",
+        address: health,
+        logger,
+        routes: new Map([
+          ["/healthz", probe("healthz")],
+          ["/readyz", probe("readyz")],
+        ]),
+      });
+    }
+    if (metrics) {
+      const prometheus = this.get(Tokens.Metrics);
+      this.servers.metrics = new EndpointServer({
+        name: "metrics",
+        address: metrics,
+        logger,
+        routes: new Map([
+          ["/metrics", (req: IncomingMessage, res: ServerResponse) => prometheus.handle(req, res)],
+        ]),
+      });
+    }
+    return Object.entries(this.servers).map(([name, server]) => ({
+      name: `${name} server`,
+      run: (signal: AbortSignal) => server.run(signal),
+    }));
   }
 
   private runnables(): Array<{ runnable: Runnable<unknown>; needsLeader: boolean; name: string }> {

@@ -6,6 +6,7 @@ import type { Client } from "../client/client.js";
 import type { EventRecorder } from "../client/event-recorder.js";
 import type { RestMapper } from "../client/rest-mapper.js";
 import type { ManagerConfig } from "../config/manager-config.js";
+import type { PrometheusMetrics } from "../server/prometheus-metrics.js";
 
 declare const tokenType: unique symbol;
 
@@ -41,6 +42,8 @@ export const Tokens = Object.freeze({
   InformerFactory: token<SharedInformerFactory>("tessera.InformerFactory"),
   /** Records Kubernetes Events about objects. */
   EventRecorder: token<EventRecorder>("tessera.EventRecorder"),
+  /** The MeterProvider and Prometheus exporter behind `/metrics`; `Meter` defaults to its meter. */
+  Metrics: token<PrometheusMetrics>("tessera.Metrics"),
   Clock: token<Clock>("tessera.Clock"),
   Random: token<RandomSource>("tessera.Random"),
   Logger: token<Logger>("tessera.Logger"),

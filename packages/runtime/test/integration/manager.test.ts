@@ -2,7 +2,7 @@
 // reconciler's create, update and delete flows, owned objects kept as
 // declared, predicates, and start-up errors a user meets.
 import { strict as assert } from "node:assert";
-import { eventually, useControlPlane } from "@tessera/testenv";
+import { eventually, parsePrometheusText, sumSamples, useControlPlane } from "@tessera/testenv";
 import { ContainerModule } from "inversify";
 import { Manager, type ManagerConfigInput } from "../../src/index.js";
 import { LedgerToken, WidgetReconciler, nowMicros, type ReconcileRecord } from "./widget.js";
@@ -144,6 +144,95 @@ describe("Manager (in process, real API server)", function () {
     await patchWidget(env.cp, ns, "w", { spec: { data: { a: "2" } } });
     await eventually("the spec change is reconciled", () =>
       records.some((r) => r.key === `${ns}/w` && r.generation === 2),
+    );
+  });
+
+  it("serves /metrics with controller-runtime's names and types; reconcile_total equals the reconciles counted", async () => {
+    const ns = await createNamespace(env.cp, "metrics");
+    const { manager, records } = await startWidgetManager({
+      mode: "leader",
+      metricsBindAddress: "127.0.0.1:0",
+      healthBindAddress: "127.0.0.1:0",
+    });
+    const { metrics, health } = await manager.endpoints();
+    assert.ok(metrics && health);
+    for (let i = 0; i < 5; i++) await createWidget(env.cp, ns, `m${i}`, { data: { i: String(i) } });
+    await eventually(
+      "all five reconciled",
+      () => new Set(records.filter((r) => r.key.startsWith(`${ns}/`)).map((r) => r.key)).size === 5,
+    );
+    await eventually(
+      "/readyz is ok",
+      async () => (await fetch(`http://127.0.0.1:${health.port}/readyz`)).status === 200,
+    );
+    const healthz = await fetch(`http://127.0.0.1:${health.port}/healthz?verbose`);
+    assert.equal(healthz.status, 200);
+    assert.match(await healthz.text(), /\[\+\]watches ok/);
+
+    const scrape = async () => {
+      const res = await fetch(`http://127.0.0.1:${metrics.port}/metrics`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("content-type") ?? "", /^text\/plain/);
+      return parsePrometheusText(await res.text());
+    };
+    const expected: Record<string, string> = {
+      controller_runtime_reconcile_total: "counter",
+      controller_runtime_reconcile_errors_total: "counter",
+      controller_runtime_terminal_reconcile_errors_total: "counter",
+      controller_runtime_reconcile_panics_total: "counter",
+      controller_runtime_reconcile_timeouts_total: "counter",
+      controller_runtime_reconcile_time_seconds: "histogram",
+      controller_runtime_active_workers: "gauge",
+      controller_runtime_max_concurrent_reconciles: "gauge",
+      workqueue_depth: "gauge",
+      workqueue_adds_total: "counter",
+      workqueue_queue_duration_seconds: "histogram",
+      workqueue_work_duration_seconds: "histogram",
+      workqueue_retries_total: "counter",
+      workqueue_unfinished_work_seconds: "gauge",
+      workqueue_longest_running_processor_seconds: "gauge",
+      leader_election_master_status: "gauge",
+      tessera_reflector_events_total: "counter",
+      tessera_informer_objects: "gauge",
+    };
+    const families = await scrape();
+    for (const [name, type] of Object.entries(expected)) {
+      assert.equal(
+        families.get(name)?.type,
+        type,
+        `${name}: expected a ${type}, found ${families.get(name)?.type ?? "nothing"}`,
+      );
+    }
+    assert.equal(
+      sumSamples(families, "controller_runtime_max_concurrent_reconciles", { controller: "widget" }),
+      8,
+    );
+    assert.equal(sumSamples(families, "leader_election_master_status"), 1);
+    // Quiet now: the counter equals the ledger, per result.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const counted = await scrape();
+    const ok = records.filter((r) => r.error === undefined).length;
+    const failed = records.length - ok;
+    assert.equal(
+      sumSamples(counted, "controller_runtime_reconcile_total", { controller: "widget", result: "success" }),
+      ok,
+    );
+    assert.equal(
+      sumSamples(counted, "controller_runtime_reconcile_total", { controller: "widget", result: "error" }),
+      failed,
+    );
+    assert.equal(
+      sumSamples(counted, "controller_runtime_reconcile_errors_total", { controller: "widget" }),
+      failed,
+    );
+    assert.equal(
+      sumSamples(
+        counted,
+        "controller_runtime_reconcile_time_seconds",
+        { controller: "widget" },
+        "controller_runtime_reconcile_time_seconds_count",
+      ),
+      records.length,
     );
   });
 

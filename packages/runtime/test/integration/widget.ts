@@ -70,6 +70,8 @@ export interface ReconcileRecord {
   start: number;
   end: number;
   found: boolean;
+  /** The error the reconcile ended with, if it failed. */
+  error?: string;
 }
 
 /** Where the reconciler reports: when a reconcile starts, and what it did once it ends. */
@@ -106,6 +108,7 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
     const start = nowMicros();
     this.ledger.started(request.key, start);
     const widget = ctx.current();
+    let failure: string | undefined;
     try {
       if (!widget?.metadata?.uid) return;
       if (widget.spec?.delayMs) await sleep(this.clock, widget.spec.delayMs, ctx.signal);
@@ -141,6 +144,9 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
           { signal: ctx.signal, force: true },
         );
       }
+    } catch (error) {
+      failure = String(error);
+      throw error;
     } finally {
       this.ledger.finished({
         key: request.key,
@@ -148,6 +154,7 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
         start,
         end: nowMicros(),
         found: widget !== undefined,
+        ...(failure !== undefined ? { error: failure } : {}),
       });
     }
   }
