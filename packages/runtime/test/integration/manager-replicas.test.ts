@@ -3,7 +3,7 @@
 // sharded ring scaled while Widgets change, checked against a ledger the
 // test keeps from the replicas' own reconcile records.
 import { strict as assert } from "node:assert";
-import { eventually, freePort, useControlPlane } from "@tessera/testenv";
+import { eventually, freePort, parsePrometheusText, sumSamples, useControlPlane } from "@tessera/testenv";
 import { nowMicros, type ReconcileRecord } from "./widget.js";
 import { OperatorProcess } from "./support/operator-process.js";
 import {
@@ -43,24 +43,35 @@ describe("Manager replicas (separate processes, real API server)", function () {
   async function start(
     name: string,
     extra: Record<string, string>,
-  ): Promise<OperatorProcess & { health: number }> {
+  ): Promise<OperatorProcess & { health: number; metrics: number }> {
     const health = await freePort();
+    const metrics = await freePort();
     const replica = Object.assign(
       new OperatorProcess(name, {
         KUBECONFIG: kubeconfig,
         TESSERA_NAMESPACE: system,
         TESSERA_IDENTITY: name,
-        TESSERA_METRICS_BIND_ADDRESS: "0",
+        TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metrics}`,
         TESSERA_HEALTH_BIND_ADDRESS: `127.0.0.1:${health}`,
         TESSERA_LOG_LEVEL: "warn",
         ...DURATIONS,
         ...extra,
       }),
-      { health },
+      { health, metrics },
     );
     replicas.push(replica);
     await replica.ready();
     return replica;
+  }
+
+  /** The slots `replica` holds in its ring, from its own metrics; 0 when it does not answer. */
+  async function slotsOwned(replica: { metrics: number }): Promise<number> {
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${replica.metrics}/metrics`)).text();
+      return sumSamples(parsePrometheusText(text), "tessera_sharding_slots_owned");
+    } catch {
+      return 0;
+    }
   }
 
   async function readyz(port: number): Promise<number> {
@@ -181,9 +192,14 @@ describe("Manager replicas (separate processes, real API server)", function () {
     const ns = await createNamespace(env.cp, "sharded");
     const count = 2000;
     const names = Array.from({ length: count }, (_, i) => `w${i}`);
-    await inBatches(names, 25, (name) => createWidget(env.cp, ns, name, { data: { v: "0" } }));
     const config = { TESSERA_NAME: "sharded-test", TESSERA_MODE: "sharded", TESSERA_SHARDING_SLOTS: "64" };
     const first = await Promise.all(["s1", "s2", "s3"].map((n) => start(n, config)));
+    // The ring settles: each of the three holds its share of the 64 slots.
+    await eventually("the 64 slots are shared by the three replicas", async () => {
+      const owned = await Promise.all(first.map(slotsOwned));
+      return owned.every((n) => n >= 21) && owned.reduce((a, b) => a + b, 0) === 64;
+    });
+    await inBatches(names, 25, (name) => createWidget(env.cp, ns, name, { data: { v: "0" } }));
     const all = () => replicas.filter((r) => r.name.startsWith("s"));
     const reconciledKeys = () => new Set(all().flatMap((r) => r.reconciles.map((x) => x.key)));
     await eventually(
