@@ -1,5 +1,9 @@
-import type { KubeConfig } from "@kubernetes/client-node";
-import { KubeListerWatcher, type KubeListerWatcherOptions, type Resource } from "@tessera/reflector";
+import {
+  KubeListerWatcher,
+  type KubeConfigLike,
+  type KubeListerWatcherOptions,
+  type Resource,
+} from "@tessera/reflector";
 import {
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,
@@ -25,7 +29,7 @@ import {
  */
 export class MetadataListerWatcher extends KubeListerWatcher<PartialObjectMetadata> {
   /** `options.accept`, if given, is replaced by the metadata media types. */
-  constructor(kubeConfig: KubeConfig, resource: Resource, options: KubeListerWatcherOptions = {}) {
+  constructor(kubeConfig: KubeConfigLike, resource: Resource, options: KubeListerWatcherOptions = {}) {
     super(kubeConfig, metadataResource(resource), {
       ...options,
       accept: { list: METADATA_LIST_ACCEPT, watch: METADATA_WATCH_ACCEPT },

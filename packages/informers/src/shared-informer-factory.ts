@@ -1,4 +1,3 @@
-import type { KubeConfig } from "@kubernetes/client-node";
 import { SpanStatusCode } from "@opentelemetry/api";
 import {
   resolveInstrumentation,
@@ -13,6 +12,7 @@ import {
   describeResource,
   KubeListerWatcher,
   type Indexers,
+  type KubeConfigLike,
   type KubeObject,
   type ListerWatcher,
   type Resource,
@@ -60,7 +60,7 @@ export interface InformerOptions<T extends KubeObject> {
  */
 export interface SharedInformerFactoryOptions extends Instrumentation {
   /** The cluster to talk to; informers list and watch with the reflector's `KubeListerWatcher`. */
-  kubeConfig?: KubeConfig;
+  kubeConfig?: KubeConfigLike;
   /** Makes the ListerWatcher of each informer instead (to wrap, filter or test); wins over `kubeConfig`. */
   listerWatcherFor?: (request: ListerWatcherRequest) => ListerWatcher;
   /** Default namespace of namespaced resources; default all namespaces. */
@@ -360,7 +360,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
   }
 
   private kubeListerWatcher(request: ListerWatcherRequest): ListerWatcher {
-    const kc = this.options.kubeConfig as KubeConfig;
+    const kc = this.options.kubeConfig as KubeConfigLike;
     const options = {
       ...(request.namespace ? { namespace: request.namespace } : {}),
       ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),

@@ -1,22 +1,21 @@
+import { Agent } from "node:https";
+import type { V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
 import {
-  ApiException,
-  CoordinationV1Api,
-  Observable,
-  V1MicroTime,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type ObservableMiddleware,
-  type V1Lease,
-  type V1LeaseSpec,
-} from "@kubernetes/client-node";
+  formatMicroTime,
+  KubeRequestError,
+  parseKubeTime,
+  requestKubeJson,
+  type KubeConfigLike,
+  type KubeJsonRequest,
+} from "@tessera/reflector";
 import type { LeaderElectionRecord, VersionedRecord } from "./leader-election-record.js";
 import { LockConflictError, LockError, type LockVerb } from "./lock-error.js";
 import type { ResourceLock } from "./resource-lock.js";
 
 /** Options for {@link LeaseLock}. */
 export interface LeaseLockOptions {
-  /** Credentials and server. */
-  kubeConfig: KubeConfig;
+  /** Credentials and server (a client-node KubeConfig, or any {@link KubeConfigLike}). */
+  kubeConfig: KubeConfigLike;
   /** Namespace of the Lease. */
   namespace: string;
   /** Name of the Lease. */
@@ -41,7 +40,10 @@ export class LeaseLock implements ResourceLock {
   readonly identity: string;
   readonly namespace: string;
   readonly name: string;
-  private readonly api: CoordinationV1Api;
+  private readonly kubeConfig: KubeConfigLike;
+  private readonly path: string;
+  /** One kept-alive connection for the renewals: a new TLS handshake each time would eat the renew deadline. */
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 2 });
   private readonly labels: Record<string, string> | undefined;
   private last: V1Lease | undefined;
 
@@ -53,7 +55,8 @@ export class LeaseLock implements ResourceLock {
     this.namespace = options.namespace;
     this.name = options.name;
     this.labels = options.labels;
-    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.kubeConfig = options.kubeConfig;
+    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
   }
 
   describe(): string {
@@ -61,16 +64,8 @@ export class LeaseLock implements ResourceLock {
   }
 
   async get(signal?: AbortSignal): Promise<VersionedRecord | undefined> {
-    let lease: V1Lease;
-    try {
-      lease = await this.api.readNamespacedLease(
-        { name: this.name, namespace: this.namespace },
-        requestOptions(signal),
-      );
-    } catch (err) {
-      if (err instanceof ApiException && err.code === 404) return undefined;
-      throw this.failure("get", err, signal);
-    }
+    const lease = await this.call("get", { method: "GET", path: this.objectPath(), signal }, true);
+    if (lease === undefined) return undefined;
     this.last = lease;
     return { record: recordOf(lease), version: versionOf(lease) };
   }
@@ -82,15 +77,7 @@ export class LeaseLock implements ResourceLock {
       metadata: { name: this.name, namespace: this.namespace, labels: this.labels },
       spec: specOf(record, undefined),
     };
-    let lease: V1Lease;
-    try {
-      lease = await this.api.createNamespacedLease(
-        { namespace: this.namespace, body },
-        requestOptions(signal),
-      );
-    } catch (err) {
-      throw this.failure("create", err, signal);
-    }
+    const lease = await this.call("create", { method: "POST", path: this.path, body, signal });
     this.last = lease;
     return versionOf(lease);
   }
@@ -108,48 +95,45 @@ export class LeaseLock implements ResourceLock {
       },
       spec: specOf(record, base?.spec),
     };
-    let lease: V1Lease;
-    try {
-      lease = await this.api.replaceNamespacedLease(
-        { name: this.name, namespace: this.namespace, body },
-        requestOptions(signal),
-      );
-    } catch (err) {
-      throw this.failure("update", err, signal);
-    }
+    const lease = await this.call("update", { method: "PUT", path: this.objectPath(), body, signal });
     this.last = lease;
     return versionOf(lease);
   }
 
-  private failure(verb: LockVerb, err: unknown, signal: AbortSignal | undefined): LockError {
-    const resource = this.describe();
-    if (err instanceof ApiException) {
-      const status = err.code;
-      const detail = `HTTP ${status}: ${serverMessage(err.body) ?? err.message.split("\n")[0]}`;
-      if (status === 409) return new LockConflictError(verb, resource, detail, { status, cause: err });
-      return new LockError(verb, resource, detail, { status, cause: err });
-    }
-    if (signal?.aborted) {
-      const reason: unknown = signal.reason;
-      const detail = reason instanceof Error ? reason.message : "request aborted";
-      return new LockError(verb, resource, detail, { cause: err });
-    }
-    return new LockError(verb, resource, describeTransportError(err), { cause: err });
+  private objectPath(): string {
+    return `${this.path}/${encodeURIComponent(this.name)}`;
   }
-}
 
-function requestOptions(
-  signal: AbortSignal | undefined,
-): ConfigurationOptions<ObservableMiddleware> | undefined {
-  if (!signal) return undefined;
-  const middleware: ObservableMiddleware = {
-    pre: (context) => {
-      context.setSignal(signal);
-      return new Observable(Promise.resolve(context));
-    },
-    post: (context) => new Observable(Promise.resolve(context)),
-  };
-  return { middleware: [middleware], middlewareMergeStrategy: "append" };
+  /** One request; a 404 is `undefined` when `absentOk`, every other failure a {@link LockError}. */
+  private async call(verb: LockVerb, request: KubeJsonRequest, absentOk: true): Promise<V1Lease | undefined>;
+  private async call(verb: LockVerb, request: KubeJsonRequest): Promise<V1Lease>;
+  private async call(
+    verb: LockVerb,
+    request: KubeJsonRequest,
+    absentOk = false,
+  ): Promise<V1Lease | undefined> {
+    const resource = this.describe();
+    const { signal } = request;
+    let answer;
+    try {
+      answer = await requestKubeJson<V1Lease>(this.kubeConfig, { ...request, agent: this.agent });
+    } catch (err) {
+      if (signal?.aborted) {
+        const reason: unknown = signal.reason;
+        const detail = reason instanceof Error ? reason.message : "request aborted";
+        throw new LockError(verb, resource, detail, { cause: err });
+      }
+      throw new LockError(verb, resource, err instanceof KubeRequestError ? err.message : String(err), {
+        cause: err,
+      });
+    }
+    const status = answer.code;
+    if (status >= 200 && status < 300 && answer.value) return answer.value;
+    if (status === 404 && absentOk) return undefined;
+    const detail = `HTTP ${status}: ${serverMessage(answer.value) ?? (answer.text.trim().slice(0, 300) || "no body")}`;
+    if (status === 409) throw new LockConflictError(verb, resource, detail, { status });
+    throw new LockError(verb, resource, detail, { status });
+  }
 }
 
 function versionOf(lease: V1Lease): string {
@@ -159,26 +143,20 @@ function versionOf(lease: V1Lease): string {
   return version;
 }
 
-/** client-node leaves MicroTime fields as the RFC 3339 strings the server sent. */
-function timeOf(value: Date | string | undefined): Date | undefined {
-  if (value === undefined || value === null) return undefined;
-  const date = value instanceof Date ? value : new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
 function recordOf(lease: V1Lease): LeaderElectionRecord {
   const spec = lease.spec ?? {};
   return {
     holderIdentity: spec.holderIdentity ?? "",
     leaseDurationSeconds: spec.leaseDurationSeconds ?? 0,
-    acquireTime: timeOf(spec.acquireTime),
-    renewTime: timeOf(spec.renewTime),
+    acquireTime: parseKubeTime(spec.acquireTime),
+    renewTime: parseKubeTime(spec.renewTime),
     leaseTransitions: spec.leaseTransitions ?? 0,
   };
 }
 
-function microTime(date: Date | undefined): V1MicroTime | undefined {
-  return date ? new V1MicroTime(date.getTime()) : undefined;
+/** The server wants MicroTime strings; client-node's Lease type says Date, which JSON would write with milliseconds. */
+function microTime(date: Date | undefined): Date | undefined {
+  return date ? (formatMicroTime(date) as unknown as Date) : undefined;
 }
 
 function specOf(record: LeaderElectionRecord, base: V1LeaseSpec | undefined): V1LeaseSpec {
@@ -206,10 +184,4 @@ function serverMessage(body: unknown): string | undefined {
     if (typeof message === "string" && message) return message;
   }
   return undefined;
-}
-
-function describeTransportError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
-  return `${err.message}${cause}`;
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "./kube-config-like.js";
 import { toError } from "@tessera/core";
 import type { KubeObject, ObjectList, Status } from "./kube-object.js";
 import type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
@@ -79,7 +79,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
   private readonly path: string;
 
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly kubeConfig: KubeConfigLike,
     resource: Resource<T>,
     private readonly options: KubeListerWatcherOptions = {},
   ) {

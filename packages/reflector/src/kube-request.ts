@@ -5,7 +5,7 @@ import {
   type RequestOptions,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "./kube-config-like.js";
 import { toError } from "@tessera/core";
 
 /** One HTTP request to the API server of a KubeConfig's current cluster. */
@@ -42,7 +42,7 @@ export class KubeRequestError extends Error {
  * a {@link KubeRequestError}, or with the signal's reason on abort.
  */
 export async function sendKubeRequest(
-  kubeConfig: KubeConfig,
+  kubeConfig: KubeConfigLike,
   request: KubeRequest,
 ): Promise<IncomingMessage> {
   const { signal } = request;
@@ -131,4 +131,47 @@ export function readKubeResponse(
       if (!res.complete) finish(new KubeRequestError("the response was closed before its end"));
     });
   });
+}
+
+/** A JSON call of {@link requestKubeJson}. */
+export interface KubeJsonRequest extends Omit<KubeRequest, "body" | "headers"> {
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Default `application/json` when there is a body (a patch type for PATCH). */
+  contentType?: string;
+}
+
+/** What the server answered to a {@link requestKubeJson}: the status code, the parsed JSON (or nothing) and the raw text. */
+export interface KubeJsonResponse<T> {
+  readonly code: number;
+  readonly value: T | undefined;
+  readonly text: string;
+}
+
+/**
+ * One JSON request and its whole answer, whatever the status: for typed
+ * clients (leases, the manager's client) that map status codes to their own
+ * errors. Rejects only below HTTP ({@link KubeRequestError}) or on abort.
+ */
+export async function requestKubeJson<T>(
+  kubeConfig: KubeConfigLike,
+  request: KubeJsonRequest,
+): Promise<KubeJsonResponse<T>> {
+  const { body, contentType, ...rest } = request;
+  const headers: Record<string, string> = { Accept: "application/json" };
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (payload !== undefined) headers["Content-Type"] = contentType ?? "application/json";
+  const res = await sendKubeRequest(kubeConfig, {
+    ...rest,
+    headers,
+    ...(payload !== undefined ? { body: payload } : {}),
+  });
+  const text = (await readKubeResponse(res, Number.POSITIVE_INFINITY, request.signal)).toString("utf8");
+  let value: T | undefined;
+  try {
+    value = text === "" ? undefined : (JSON.parse(text) as T);
+  } catch {
+    value = undefined; // not JSON (a proxy's error page): the caller has the text
+  }
+  return { code: res.statusCode ?? 0, value, text };
 }
