@@ -1,6 +1,7 @@
 import { Agent } from "node:https";
 import type { V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
 import {
+  describeKubeFailure,
   formatMicroTime,
   KubeRequestError,
   parseKubeTime,
@@ -130,7 +131,7 @@ export class LeaseLock implements ResourceLock {
     const status = answer.code;
     if (status >= 200 && status < 300 && answer.value) return answer.value;
     if (status === 404 && absentOk) return undefined;
-    const detail = `HTTP ${status}: ${serverMessage(answer.value) ?? (answer.text.trim().slice(0, 300) || "no body")}`;
+    const detail = describeKubeFailure(answer);
     if (status === 409) throw new LockConflictError(verb, resource, detail, { status });
     throw new LockError(verb, resource, detail, { status });
   }
@@ -168,20 +169,4 @@ function specOf(record: LeaderElectionRecord, base: V1LeaseSpec | undefined): V1
     renewTime: microTime(record.renewTime),
     leaseTransitions: record.leaseTransitions,
   };
-}
-
-function serverMessage(body: unknown): string | undefined {
-  let parsed: unknown = body;
-  if (typeof body === "string") {
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return body.trim() || undefined;
-    }
-  }
-  if (parsed && typeof parsed === "object" && "message" in parsed) {
-    const message = parsed.message;
-    if (typeof message === "string" && message) return message;
-  }
-  return undefined;
 }

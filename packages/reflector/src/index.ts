@@ -10,7 +10,13 @@ export type { SyncMode } from "./reflector-metrics.js";
 export type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
 export { KubeListerWatcher } from "./kube-lister-watcher.js";
 export type { KubeListerWatcherOptions } from "./kube-lister-watcher.js";
-export { sendKubeRequest, readKubeResponse, requestKubeJson, KubeRequestError } from "./kube-request.js";
+export {
+  sendKubeRequest,
+  readKubeResponse,
+  requestKubeJson,
+  describeKubeFailure,
+  KubeRequestError,
+} from "./kube-request.js";
 export { statusReasonForHttpCode } from "./status-reason.js";
 export type { KubeRequest, KubeJsonRequest, KubeJsonResponse } from "./kube-request.js";
 export type { KubeConfigLike } from "./kube-config-like.js";

@@ -62,8 +62,9 @@ export async function sendKubeRequest(
       cause: err,
     });
   }
-  // A proxy configured in the KubeConfig brings its own agent; otherwise pool the connections.
-  if (request.agent && options.agent === undefined) options.agent = request.agent;
+  // client-node's applyToHTTPSOptions sets a new agent per request (a new TLS connection each time);
+  // the caller's keep-alive pool replaces it, unless the cluster goes through a proxy (that agent is the proxy).
+  if (request.agent && !(cluster as { proxyUrl?: string }).proxyUrl) options.agent = request.agent;
   signal?.throwIfAborted();
   const send = url.protocol === "http:" ? httpRequest : httpsRequest;
   return new Promise<IncomingMessage>((resolve, reject) => {
@@ -174,4 +175,15 @@ export async function requestKubeJson<T>(
     value = undefined; // not JSON (a proxy's error page): the caller has the text
   }
   return { code: res.statusCode ?? 0, value, text };
+}
+
+/**
+ * `HTTP <code>: <the server's message>` for a failed {@link requestKubeJson}:
+ * the Status's message when the body is one, else the start of the text.
+ */
+export function describeKubeFailure(answer: KubeJsonResponse<unknown>): string {
+  const message = (answer.value as { message?: unknown } | undefined)?.message;
+  const detail =
+    typeof message === "string" && message ? message : answer.text.trim().slice(0, 300) || "no body";
+  return `HTTP ${answer.code}: ${detail}`;
 }

@@ -91,6 +91,10 @@ export type {
   Plugin,
 } from "./plugin/plugin.js";
 export { Manager } from "./manager/manager.js";
+export { loadKubeConfig, KubeConfigError } from "./kubeconfig/load-kube-config.js";
+export type { LoadKubeConfigOptions, LoadedKubeConfig } from "./kubeconfig/load-kube-config.js";
+export { LeanKubeConfig } from "./kubeconfig/lean-kube-config.js";
+export type { LeanCluster, LeanCredentials } from "./kubeconfig/lean-kube-config.js";
 export { HealthChecks } from "./server/health-checks.js";
 export type { Check, CheckResult, ProbeAnswer } from "./server/health-checks.js";
 export { EndpointServer } from "./server/endpoint-server.js";

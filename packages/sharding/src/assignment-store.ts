@@ -1,5 +1,11 @@
-import { ApiException, CoreV1Api, type KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
-import { shareConnections } from "./connection-sharing.js";
+import { Agent } from "node:https";
+import type { V1ConfigMap } from "@kubernetes/client-node";
+import {
+  describeKubeFailure,
+  requestKubeJson,
+  type KubeConfigLike,
+  type KubeJsonRequest,
+} from "@tessera/reflector";
 import type { Assignment } from "./assignment.js";
 import { decodeAssignment, encodeAssignment } from "./assignment-codec.js";
 
@@ -37,7 +43,7 @@ export interface VersionedAssignment {
 
 /** Options for {@link ConfigMapAssignmentStore}. */
 export interface ConfigMapAssignmentStoreOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConfigLike;
   namespace: string;
   /** The ring's name; the ConfigMap is `<ring>-assignment` unless `name` is given. */
   ring: string;
@@ -56,13 +62,14 @@ export class ConfigMapAssignmentStore {
   readonly namespace: string;
   readonly name: string;
   readonly ring: string;
-  private readonly api: CoreV1Api;
+  private readonly kubeConfig: KubeConfigLike;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 2 });
 
   constructor(options: ConfigMapAssignmentStoreOptions) {
     this.namespace = options.namespace;
     this.ring = options.ring;
     this.name = options.name ?? `${options.ring}-assignment`;
-    this.api = shareConnections(options.kubeConfig).makeApiClient(CoreV1Api);
+    this.kubeConfig = options.kubeConfig;
   }
 
   /** `ConfigMap <namespace>/<name>`, for messages. */
@@ -72,43 +79,27 @@ export class ConfigMapAssignmentStore {
 
   /** The published assignment; `undefined` when none was published yet. */
   async read(): Promise<VersionedAssignment | undefined> {
-    let cm: V1ConfigMap;
-    try {
-      cm = await this.api.readNamespacedConfigMap({ name: this.name, namespace: this.namespace });
-    } catch (err) {
-      if (err instanceof ApiException && err.code === 404) return undefined;
-      throw this.failure("get", err);
-    }
+    const cm = await this.call("get", { method: "GET", path: this.objectPath() }, true);
+    if (cm === undefined) return undefined;
     return { assignment: decodeAssignment(cm.data, this.describe()), version: cm.metadata!.resourceVersion! };
   }
 
   /** Publishes the first assignment; conflict when one exists already. */
   async create(assignment: Assignment): Promise<string> {
-    try {
-      const cm = await this.api.createNamespacedConfigMap({
-        namespace: this.namespace,
-        body: this.body(assignment),
-      });
-      return cm.metadata!.resourceVersion!;
-    } catch (err) {
-      throw this.failure("create", err);
-    }
+    const cm = await this.call("create", {
+      method: "POST",
+      path: this.collectionPath(),
+      body: this.body(assignment),
+    });
+    return cm.metadata!.resourceVersion!;
   }
 
   /** Replaces the assignment read at `version`; conflict when it changed since. */
   async replace(assignment: Assignment, version: string): Promise<string> {
     const body = this.body(assignment);
     body.metadata!.resourceVersion = version;
-    try {
-      const cm = await this.api.replaceNamespacedConfigMap({
-        name: this.name,
-        namespace: this.namespace,
-        body,
-      });
-      return cm.metadata!.resourceVersion!;
-    } catch (err) {
-      throw this.failure("update", err);
-    }
+    const cm = await this.call("update", { method: "PUT", path: this.objectPath(), body });
+    return cm.metadata!.resourceVersion!;
   }
 
   private body(assignment: Assignment): V1ConfigMap {
@@ -120,23 +111,35 @@ export class ConfigMapAssignmentStore {
     };
   }
 
-  private failure(verb: AssignmentStoreVerb, err: unknown): AssignmentStoreError {
-    if (err instanceof ApiException) {
-      const message = apiMessage(err.body) ?? err.message.split("\n")[0];
-      const Ctor = err.code === 409 ? AssignmentConflictError : AssignmentStoreError;
-      return new Ctor(verb, this.describe(), `HTTP ${err.code}: ${message}`, err.code, { cause: err });
-    }
-    const detail = err instanceof Error ? err.message : String(err);
-    return new AssignmentStoreError(verb, this.describe(), detail, undefined, { cause: err });
+  private collectionPath(): string {
+    return `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`;
   }
-}
 
-function apiMessage(body: unknown): string | undefined {
-  try {
-    const parsed: unknown = typeof body === "string" ? JSON.parse(body) : body;
-    const message = (parsed as { message?: unknown } | undefined)?.message;
-    return typeof message === "string" ? message : undefined;
-  } catch {
-    return typeof body === "string" ? body : undefined;
+  private objectPath(): string {
+    return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
+  }
+
+  private async call(
+    verb: AssignmentStoreVerb,
+    request: KubeJsonRequest,
+    absentOk: true,
+  ): Promise<V1ConfigMap | undefined>;
+  private async call(verb: AssignmentStoreVerb, request: KubeJsonRequest): Promise<V1ConfigMap>;
+  private async call(
+    verb: AssignmentStoreVerb,
+    request: KubeJsonRequest,
+    absentOk = false,
+  ): Promise<V1ConfigMap | undefined> {
+    let answer;
+    try {
+      answer = await requestKubeJson<V1ConfigMap>(this.kubeConfig, { ...request, agent: this.agent });
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new AssignmentStoreError(verb, this.describe(), detail, undefined, { cause: err });
+    }
+    if (answer.code >= 200 && answer.code < 300 && answer.value !== undefined) return answer.value;
+    if (answer.code === 404 && absentOk) return undefined;
+    const Ctor = answer.code === 409 ? AssignmentConflictError : AssignmentStoreError;
+    throw new Ctor(verb, this.describe(), describeKubeFailure(answer), answer.code);
   }
 }

@@ -39,4 +39,3 @@ export type {
 } from "./assignment-store.js";
 export { KubernetesLeaseClient, LeaseError } from "./lease-client.js";
 export type { LeaseClient, LeaseVerb } from "./lease-client.js";
-export { shareConnections } from "./connection-sharing.js";

@@ -1,5 +1,11 @@
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
-import { shareConnections } from "./connection-sharing.js";
+import { Agent } from "node:https";
+import type { V1Lease } from "@kubernetes/client-node";
+import {
+  describeKubeFailure,
+  requestKubeJson,
+  type KubeConfigLike,
+  type KubeJsonRequest,
+} from "@tessera/reflector";
 
 /** The Lease operations membership needs. */
 export type LeaseVerb = "get" | "create" | "update" | "list";
@@ -40,65 +46,79 @@ export interface LeaseClient {
   list(labelSelector: string): Promise<V1Lease[]>;
 }
 
-/** {@link LeaseClient} over `coordination.k8s.io/v1` with @kubernetes/client-node. */
+/**
+ * {@link LeaseClient} over `coordination.k8s.io/v1`: JSON over the reflector's
+ * request, on kept-alive connections (a member renews every retry period).
+ */
 export class KubernetesLeaseClient implements LeaseClient {
-  private readonly api: CoordinationV1Api;
+  private readonly path: string;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 4 });
 
   constructor(
-    kubeConfig: KubeConfig,
+    private readonly kubeConfig: KubeConfigLike,
     readonly namespace: string,
   ) {
-    this.api = shareConnections(kubeConfig).makeApiClient(CoordinationV1Api);
+    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   }
 
-  async get(name: string): Promise<V1Lease | undefined> {
-    try {
-      return await this.api.readNamespacedLease({ name, namespace: this.namespace });
-    } catch (err) {
-      if (err instanceof ApiException && err.code === 404) return undefined;
-      throw this.failure("get", name, err);
-    }
+  get(name: string): Promise<V1Lease | undefined> {
+    return this.call<V1Lease>(
+      "get",
+      name,
+      { method: "GET", path: `${this.path}/${encodeURIComponent(name)}` },
+      true,
+    );
   }
 
-  async create(lease: V1Lease): Promise<V1Lease> {
-    try {
-      return await this.api.createNamespacedLease({ namespace: this.namespace, body: lease });
-    } catch (err) {
-      throw this.failure("create", lease.metadata?.name ?? "", err);
-    }
+  create(lease: V1Lease): Promise<V1Lease> {
+    return this.call<V1Lease>("create", lease.metadata?.name ?? "", {
+      method: "POST",
+      path: this.path,
+      body: lease,
+    });
   }
 
-  async replace(lease: V1Lease): Promise<V1Lease> {
+  replace(lease: V1Lease): Promise<V1Lease> {
     const name = lease.metadata?.name ?? "";
-    try {
-      return await this.api.replaceNamespacedLease({ name, namespace: this.namespace, body: lease });
-    } catch (err) {
-      throw this.failure("update", name, err);
-    }
+    return this.call<V1Lease>("update", name, {
+      method: "PUT",
+      path: `${this.path}/${encodeURIComponent(name)}`,
+      body: lease,
+    });
   }
 
   async list(labelSelector: string): Promise<V1Lease[]> {
-    try {
-      return (await this.api.listNamespacedLease({ namespace: this.namespace, labelSelector })).items;
-    } catch (err) {
-      throw this.failure("list", `(selector ${labelSelector})`, err);
-    }
+    const list = await this.call<{ items?: V1Lease[] }>("list", `(selector ${labelSelector})`, {
+      method: "GET",
+      path: this.path,
+      query: new URLSearchParams({ labelSelector }).toString(),
+    });
+    return list.items ?? [];
   }
 
-  private failure(verb: LeaseVerb, name: string, err: unknown): LeaseError {
+  private async call<T>(
+    verb: LeaseVerb,
+    name: string,
+    request: KubeJsonRequest,
+    absentOk: true,
+  ): Promise<T | undefined>;
+  private async call<T>(verb: LeaseVerb, name: string, request: KubeJsonRequest): Promise<T>;
+  private async call<T>(
+    verb: LeaseVerb,
+    name: string,
+    request: KubeJsonRequest,
+    absentOk = false,
+  ): Promise<T | undefined> {
     const resource = `Lease ${this.namespace}/${name}`;
-    if (err instanceof ApiException) {
-      let message = err.message.split("\n")[0] ?? "";
-      try {
-        const body: unknown = typeof err.body === "string" ? JSON.parse(err.body) : err.body;
-        const m = (body as { message?: unknown } | undefined)?.message;
-        if (typeof m === "string") message = m;
-      } catch {
-        // keep the exception's own message
-      }
-      return new LeaseError(verb, resource, `HTTP ${err.code}: ${message}`, err.code, { cause: err });
+    let answer;
+    try {
+      answer = await requestKubeJson<T>(this.kubeConfig, { ...request, agent: this.agent });
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new LeaseError(verb, resource, detail, undefined, { cause: err });
     }
-    const detail = err instanceof Error ? err.message : String(err);
-    return new LeaseError(verb, resource, detail, undefined, { cause: err });
+    if (answer.code >= 200 && answer.code < 300 && answer.value !== undefined) return answer.value;
+    if (answer.code === 404 && absentOk) return undefined;
+    throw new LeaseError(verb, resource, describeKubeFailure(answer), answer.code);
   }
 }

@@ -1,4 +1,5 @@
-import { V1MicroTime, type V1Lease } from "@kubernetes/client-node";
+import type { V1Lease } from "@kubernetes/client-node";
+import { formatMicroTime } from "@tessera/reflector";
 import {
   resolveInstrumentation,
   whenAborted,
@@ -281,9 +282,14 @@ export class MemberLease implements Runnable {
         ...base?.spec,
         holderIdentity: this.identity,
         leaseDurationSeconds: Math.ceil(this.durations.leaseDurationMs / 1000),
-        renewTime: new V1MicroTime(times.renewTime.getTime()),
-        ...(times.acquireTime ? { acquireTime: new V1MicroTime(times.acquireTime.getTime()) } : {}),
+        renewTime: microTime(times.renewTime),
+        ...(times.acquireTime ? { acquireTime: microTime(times.acquireTime) } : {}),
       },
     };
   }
+}
+
+/** The server wants MicroTime strings; client-node's Lease type says Date, which JSON would write with milliseconds. */
+function microTime(date: Date): Date {
+  return formatMicroTime(date) as unknown as Date;
 }

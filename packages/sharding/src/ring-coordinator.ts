@@ -1,4 +1,4 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "@tessera/reflector";
 import {
   resolveInstrumentation,
   sleep,
@@ -11,7 +11,6 @@ import { LeaderElector, LeaseLock, type LeaderElectionDurations } from "@tessera
 import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
-import { shareConnections } from "./connection-sharing.js";
 import { MemberTracker } from "./member-tracker.js";
 import { ringParticipants } from "./ring-participants.js";
 import { CoordinatorMetrics } from "./sharding-metrics.js";
@@ -22,7 +21,7 @@ import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
  * logger, meter) also drives the coordinator election.
  */
 export interface RingCoordinatorOptions extends Instrumentation {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConfigLike;
   /** Namespace of the ring's Leases and assignment ConfigMap. */
   namespace: string;
   /** The ring's name; the coordinator Lease is named after it. */
@@ -72,7 +71,6 @@ export class RingCoordinator implements Runnable {
 
   /** @throws SlotCountError for a slot count that is not a power of two in [1, 65536] */
   constructor(options: RingCoordinatorOptions) {
-    options = { ...options, kubeConfig: shareConnections(options.kubeConfig) };
     this.slotCount = new SlotSpace(options.slotCount ?? DEFAULT_SLOT_COUNT).slotCount;
     const tools = resolveInstrumentation(options, "@tessera/sharding");
     this.clock = tools.clock;

@@ -1,4 +1,4 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "@tessera/reflector";
 import {
   resolveInstrumentation,
   sleep,
@@ -13,7 +13,6 @@ import type { LeaderElectionDurations } from "@tessera/leader-election";
 import { activeSlotsOf } from "./assignment.js";
 import { ConfigMapAssignmentStore, type VersionedAssignment } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
-import { shareConnections } from "./connection-sharing.js";
 import { MemberLease } from "./member-lease.js";
 import { Milestone } from "./milestone.js";
 import { MemberMetrics } from "./sharding-metrics.js";
@@ -38,7 +37,7 @@ export interface SlotChange {
 
 /** Options for {@link ShardMember}. */
 export interface ShardMemberOptions extends Partial<LeaderElectionDurations>, Instrumentation {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConfigLike;
   namespace: string;
   ring: string;
   /** Unique in the ring, e.g. the pod name. */
@@ -98,7 +97,6 @@ export class ShardMember implements Runnable {
   private readonly joining = new Milestone();
 
   constructor(options: ShardMemberOptions) {
-    options = { ...options, kubeConfig: shareConnections(options.kubeConfig) };
     this.identity = options.identity;
     this.ring = options.ring;
     this.tools = resolveInstrumentation(options, "@tessera/sharding");

@@ -1,4 +1,4 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "@tessera/reflector";
 import {
   collectionPath,
   describeResource,
@@ -49,7 +49,7 @@ export class ApiClient implements Client {
   private readonly fieldManager: string;
   private readonly pageSize: number;
 
-  constructor(kubeConfig: KubeConfig, options: ApiClientOptions) {
+  constructor(kubeConfig: KubeConfigLike, options: ApiClientOptions) {
     this.transport = options.transport ?? new KubeTransport(kubeConfig);
     this.fieldManager = options.fieldManager;
     this.pageSize = options.pageSize ?? 500;

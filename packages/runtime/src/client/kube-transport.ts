@@ -1,11 +1,10 @@
 import { Agent as HttpsAgent } from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { toError } from "@tessera/core";
 import {
   KubeRequestError,
-  readKubeResponse,
-  sendKubeRequest,
+  requestKubeJson,
   statusReasonForHttpCode,
+  type KubeConfigLike,
   type Status,
 } from "@tessera/reflector";
 import { ApiError, apiErrorFor, type ApiErrorContext } from "./api-error.js";
@@ -27,50 +26,39 @@ export class TransportError extends ApiError {
 }
 
 /**
- * JSON over HTTP to the API server of a KubeConfig, on a keep-alive
+ * JSON over HTTP to the API server of a KubeConfigLike, on a keep-alive
  * connection pool, with every error an {@link ApiError} naming the verb,
- * resource and object. Credentials come from the KubeConfig per request (see
- * `sendKubeRequest`), so every auth route of client-node works.
+ * resource and object. Credentials come from the KubeConfigLike per request (see
+ * `sendKubeRequest`), so every auth route of the KubeConfig works.
  */
 export class KubeTransport {
   private readonly agent = new HttpsAgent({ keepAlive: true, maxSockets: 32 });
 
-  constructor(readonly kubeConfig: KubeConfig) {}
+  constructor(readonly kubeConfig: KubeConfigLike) {}
 
   /** Sends `request`; resolves with the parsed body of a 2xx, else rejects with an {@link ApiError}. */
   async call<T>(context: ApiErrorContext, request: TransportRequest): Promise<T> {
-    const body = request.body === undefined ? undefined : JSON.stringify(request.body);
-    const headers: Record<string, string> = { Accept: "application/json" };
-    if (body !== undefined) headers["Content-Type"] = request.contentType ?? "application/json";
-    let text: string;
-    let code: number;
+    let answer;
     try {
-      const res = await sendKubeRequest(this.kubeConfig, {
+      answer = await requestKubeJson<T>(this.kubeConfig, {
         method: request.method,
         path: request.path,
         query: request.query?.toString() ?? "",
-        headers,
-        ...(body !== undefined ? { body } : {}),
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        ...(request.contentType !== undefined ? { contentType: request.contentType } : {}),
         signal: request.signal,
         agent: this.agent,
         idleTimeoutMs: 60_000,
       });
-      code = res.statusCode ?? 0;
-      text = (await readKubeResponse(res, Number.POSITIVE_INFINITY, request.signal)).toString("utf8");
     } catch (err) {
       if (!(err instanceof KubeRequestError)) throw toError(err);
       throw new TransportError(context, 0, "ConnectionFailed", err.message);
     }
-    if (code >= 200 && code < 300) return (text === "" ? undefined : JSON.parse(text)) as T;
-    let status: Status | undefined;
-    try {
-      const parsed = JSON.parse(text) as Status;
-      if (parsed && typeof parsed === "object" && parsed.kind === "Status") status = parsed;
-    } catch {
-      // Not a Status (a proxy's error page): keep the text.
-    }
+    const { code, value } = answer;
+    if (code >= 200 && code < 300) return value as T;
+    const status = (value as Status | undefined)?.kind === "Status" ? (value as Status) : undefined;
     const reason = status?.reason || statusReasonForHttpCode(code);
-    const message = status?.message || text.trim().slice(0, 500) || "no message";
+    const message = status?.message || answer.text.trim().slice(0, 500) || "no message";
     throw apiErrorFor(context, code, reason, message, status);
   }
 

@@ -1,4 +1,4 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "@tessera/reflector";
 import {
   resolveInstrumentation,
   withFields,
@@ -20,7 +20,7 @@ import { SlotSpace } from "@tessera/sharding/ranges";
 
 /** Options of a {@link ControllerRing}. */
 export interface ControllerRingOptions<T extends KubeObject> extends Instrumentation {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConfigLike;
   /** Where the ring's Leases and assignment live. */
   namespace: string;
   ring: string;

@@ -1,4 +1,4 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "@tessera/reflector";
 import { trace } from "@opentelemetry/api";
 import { defaultRandom, JsonLogger, SystemClock, withFields } from "@tessera/core";
 import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
@@ -28,7 +28,7 @@ const Transport = token<KubeTransport>("tessera.internal.Transport");
 export function bindDefaults(
   container: Container,
   config: ManagerConfig,
-  kubeConfig: KubeConfig,
+  kubeConfig: KubeConfigLike,
   options: ManagerOptions,
 ): void {
   const constant = <T>(token: Token<T>, value: T) => container.bind<T>(token).toConstantValue(value);
@@ -95,25 +95,4 @@ export function bindDefaults(
         }),
     )
     .inSingletonScope();
-}
-
-/**
- * The KubeConfig of `config.kubeconfig`, else client-node's default search
- * (`KUBECONFIG`, the in-cluster service account, `~/.kube/config`).
- */
-export async function loadDefaultKubeConfig(config: ManagerConfig): Promise<KubeConfig> {
-  const { KubeConfig } = await import("@kubernetes/client-node");
-  const kc = new KubeConfig();
-  if (config.kubeconfig !== undefined) kc.loadFromFile(config.kubeconfig);
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) {
-    throw Object.assign(
-      new Error(
-        "no Kubernetes cluster configured: set KUBECONFIG or TESSERA_KUBECONFIG to a kubeconfig file, " +
-          "or run in a pod with a service account",
-      ),
-      { exitCode: 2 },
-    );
-  }
-  return kc;
 }

@@ -1,4 +1,4 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "@tessera/reflector";
 import type { Instrumentation } from "@tessera/core";
 import type { ManagerConfigInput } from "../config/manager-config.js";
 
@@ -18,5 +18,5 @@ export interface ManagerOptions extends Instrumentation {
    * The cluster to talk to. Default: `config.kubeconfig`, else `KUBECONFIG`,
    * else the in-cluster service account, else `~/.kube/config`.
    */
-  kubeConfig?: KubeConfig;
+  kubeConfig?: KubeConfigLike;
 }

@@ -19,7 +19,8 @@ import { EndpointServer } from "../server/endpoint-server.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
-import { bindDefaults, loadDefaultKubeConfig } from "./default-bindings.js";
+import { bindDefaults } from "./default-bindings.js";
+import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
 import type { ManagerOptions } from "./manager-options.js";
 import { loadConfig } from "../config/load-config.js";
 
@@ -83,7 +84,12 @@ export class Manager implements Runnable, Syncable {
       ...(options.configFile !== undefined ? { file: options.configFile } : {}),
       ...(options.env ? { env: options.env } : {}),
     });
-    const kubeConfig = options.kubeConfig ?? (await loadDefaultKubeConfig(config));
+    const kubeConfig =
+      options.kubeConfig ??
+      (await loadKubeConfig({
+        ...(config.kubeconfig !== undefined ? { file: config.kubeconfig } : {}),
+        ...(options.env ? { env: options.env } : {}),
+      }));
     const container = new Container();
     bindDefaults(container, config, kubeConfig, options);
     return new Manager(container, config);

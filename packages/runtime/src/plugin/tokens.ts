@@ -1,4 +1,4 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigLike } from "@tessera/reflector";
 import type { Meter, Tracer } from "@opentelemetry/api";
 import type { Clock, Logger, RandomSource } from "@tessera/core";
 import type { SharedInformerFactory } from "@tessera/informers";
@@ -30,8 +30,8 @@ export function token<T>(description: string): Token<T> {
 export const Tokens = Object.freeze({
   /** The manager's validated configuration. */
   Config: token<ManagerConfig>("tessera.Config"),
-  /** The KubeConfig every client authenticates with. */
-  KubeConfig: token<KubeConfig>("tessera.KubeConfig"),
+  /** The KubeConfig every client authenticates with (client-node's, or the lean one `loadKubeConfig` makes). */
+  KubeConfig: token<KubeConfigLike>("tessera.KubeConfig"),
   /** The split client: reads from the informer cache, writes to the API server. */
   Client: token<Client>("tessera.Client"),
   /** A client that reads from the API server too (controller-runtime's API reader). */

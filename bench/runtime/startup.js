@@ -1,0 +1,128 @@
+// Start-up cost of an operator: a manager with one controller (ConfigMaps,
+// none in the cluster) on the in-cluster configuration path, as in a pod: the
+// service-account token, ca.crt and namespace files at
+// /var/run/secrets/kubernetes.io/serviceaccount (written for the run when
+// absent, removed after) and KUBERNETES_SERVICE_HOST/PORT pointing at a
+// testenv API server. Measured per contender, RUNS times (default 5):
+// time from spawn to its "ready" line (caches synced), and RSS when ready
+// and 2 s later (idle). Baselines: a bare node process, and one that only
+// imports @kubernetes/client-node.
+//
+// Run: bash scripts/with-node.sh node bench/runtime/startup.js   (after npm run build)
+// Other contenders: --contender name=command (the line protocol of tessera-replica.js).
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { ControlPlane } from "@tessera/testenv";
+
+const RUNS = Number(process.env.RUNS ?? 5);
+const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+const here = (file) => fileURLToPath(new URL(file, import.meta.url));
+const contenders = [
+  ["node (bare)", `${process.execPath} ${here("idle-node.js")}`],
+  [
+    "node + import @kubernetes/client-node",
+    `${process.execPath} ${here("idle-node.js")} @kubernetes/client-node`,
+  ],
+  ["tessera", `${process.execPath} ${here("tessera-replica.js")}`],
+];
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === "--contender") {
+    const [name, ...command] = process.argv[++i].split("=");
+    contenders.push([name, command.join("=")]);
+  }
+}
+
+const cp = new ControlPlane();
+await cp.start();
+const json = { "Content-Type": "application/json" };
+const call = async (path, body) => {
+  const res = await cp.raw(path, { method: "POST", headers: json, body: JSON.stringify(body) });
+  if (res.status >= 300) throw new Error(`POST ${path}: HTTP ${res.status}: ${res.body}`);
+  return JSON.parse(res.body);
+};
+await call("/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "operator" } });
+await call("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+  metadata: { name: "operator-admin" },
+  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+  subjects: [{ kind: "ServiceAccount", name: "operator", namespace: "default" }],
+});
+const token = (
+  await call("/api/v1/namespaces/default/serviceaccounts/operator/token", {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenRequest",
+    spec: { expirationSeconds: 3600 },
+  })
+).status.token;
+
+const created = !existsSync(SA_DIR);
+if (!created) {
+  console.error(`${SA_DIR} exists on this machine; not overwriting it. Run in a container without it.`);
+  process.exit(2);
+}
+mkdirSync(SA_DIR, { recursive: true });
+writeFileSync(`${SA_DIR}/token`, token);
+writeFileSync(`${SA_DIR}/ca.crt`, cp.caPem);
+writeFileSync(`${SA_DIR}/namespace`, "default");
+const url = new URL(cp.apiserverUrl);
+const podEnv = {
+  PATH: process.env.PATH,
+  HOME: "/nonexistent", // no ~/.kube/config: the in-cluster path
+  KUBERNETES_SERVICE_HOST: url.hostname,
+  KUBERNETES_SERVICE_PORT: url.port,
+  POD_NAME: "operator-0",
+  BENCH_NAMESPACE: "default",
+  BENCH_MODE: "every-replica",
+};
+
+const rssMiB = (pid) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+
+async function once(command) {
+  const [bin, ...args] = command.split(" ");
+  const started = performance.now();
+  const child = spawn(bin, args, { env: podEnv, stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  const readyMs = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line.includes('"ready"')) resolve(performance.now() - started);
+    });
+    exited.then((code) => reject(new Error(`${command} exited (${code}) before ready`)));
+  });
+  const atReady = rssMiB(child.pid);
+  await new Promise((r) => setTimeout(r, 2000));
+  const idle = rssMiB(child.pid);
+  child.kill("SIGTERM");
+  await exited;
+  return { readyMs, atReady, idle };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const rows = [];
+try {
+  for (const [name, command] of contenders) {
+    const runs = [];
+    for (let i = 0; i < RUNS; i++) runs.push(await once(command));
+    rows.push({
+      name,
+      readyMs: median(runs.map((r) => r.readyMs)),
+      atReady: median(runs.map((r) => r.atReady)),
+      idle: median(runs.map((r) => r.idle)),
+    });
+  }
+} finally {
+  if (created) rmSync("/var/run/secrets", { recursive: true, force: true });
+  await cp.stop();
+}
+console.log(
+  `\nmedian of ${RUNS} runs; in-cluster config; one controller, nothing cached; node ${process.version}`,
+);
+console.log("contender                               start -> ready   RSS at ready   RSS idle (+2 s)");
+for (const r of rows) {
+  console.log(
+    `${r.name.padEnd(39)} ${`${Math.round(r.readyMs)} ms`.padStart(14)} ${`${r.atReady.toFixed(1)} MiB`.padStart(14)} ${`${r.idle.toFixed(1)} MiB`.padStart(17)}`,
+  );
+}
