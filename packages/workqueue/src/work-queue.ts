@@ -226,6 +226,21 @@ export class WorkQueue<T extends NonNullable<unknown>> {
     if (this.isClosed) this.settleDrain();
   }
 
+  /**
+   * How long the item waiting longest (queued and not yet handed out) has
+   * waited, in ms; 0 when none waits. For a backlog gauge an autoscaler reads.
+   * O(items held): meant for metric collection, not for a hot path. Only
+   * tracked when the queue has a meter (else 0).
+   */
+  oldestWaitingMs(): number {
+    if (this.metrics === undefined) return 0;
+    let oldest = Infinity;
+    for (const state of this.states.values()) {
+      if (state.dirty && !state.processing && state.addedAt < oldest) oldest = state.addedAt;
+    }
+    return oldest === Infinity ? 0 : Math.max(0, this.clock.now() - oldest);
+  }
+
   /** How many items are ready to be handed out. */
   len(): number {
     return this.ready.length;

@@ -105,3 +105,25 @@ describe("work queue metrics", () => {
     assert.equal(value(m, "workqueue_adds_total", "q"), 2);
   });
 });
+
+describe("WorkQueue.oldestWaitingMs", () => {
+  it("is how long the item queued longest and not handed out has waited", async () => {
+    const clock = new FakeClock();
+    const metrics = new TestMetrics();
+    const queue = new WorkQueue<string>({ name: "backlog", clock, meter: metrics.meter });
+    assert.equal(queue.oldestWaitingMs(), 0);
+    queue.add("a");
+    await clock.advance(300);
+    queue.add("b");
+    await clock.advance(200);
+    assert.equal(queue.oldestWaitingMs(), 500);
+    const first = await queue.get();
+    assert.equal(first, "a");
+    assert.equal(queue.oldestWaitingMs(), 200, "a is being processed, not waiting");
+    queue.done("a");
+    queue.done((await queue.get())!);
+    assert.equal(queue.oldestWaitingMs(), 0);
+    queue.close();
+    await metrics.close();
+  });
+});

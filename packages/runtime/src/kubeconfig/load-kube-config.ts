@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import type { KubeConfigLike } from "@tessera/reflector";
-import { parse as parseYaml } from "yaml";
+import { parseYaml } from "../config/parse-yaml.js";
 import { LeanKubeConfig, type LeanCredentials } from "./lean-kube-config.js";
 
 /** Where {@link loadKubeConfig} looks; every field has the real default. */

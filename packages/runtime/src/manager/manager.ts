@@ -12,6 +12,7 @@ import { Tokens, type Token } from "../plugin/tokens.js";
 import { Controller, type ControllerSource } from "../reconcile/controller.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import { ControllerRing } from "./controller-ring.js";
+import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
 import { controllerMode } from "./controller-mode.js";
 import { HealthChecks } from "../server/health-checks.js";
 import { parseBindAddress } from "../server/bind-address.js";
@@ -70,6 +71,8 @@ export class Manager implements Runnable, Syncable {
   private readonly pendingRunnables: PendingRunnable[] = [];
   private state: "new" | "running" | "stopped" = "new";
   private synced = false;
+  /** Releases what the run registered (gauges) once it stopped. */
+  private readonly closers: Array<() => void> = [];
   private servers: { health?: EndpointServer; metrics?: EndpointServer } = {};
   private readonly syncWaiters = new Set<(synced: boolean) => void>();
 
@@ -264,6 +267,7 @@ export class Manager implements Runnable, Syncable {
     signal.removeEventListener("abort", onAbort);
     this.state = "stopped";
     for (const done of [...this.syncWaiters]) done(false);
+    for (const close of this.closers.splice(0)) close();
     logger.info("manager: stopped");
     if (failure !== undefined) throw failure;
   }
@@ -475,12 +479,13 @@ export class Manager implements Runnable, Syncable {
     const factory = this.get(Tokens.InformerFactory);
     let ring: ControllerRing<KubeObject> | undefined;
     let primary: SharedIndexInformer<KubeObject>;
+    const ringName = `${config.sharding.ring}-${definition.name}`;
     if (mode === "sharded") {
       ring = new ControllerRing({
         ...this.instrumentation(),
         kubeConfig: this.get(Tokens.KubeConfig),
         namespace: config.namespace,
-        ring: `${config.sharding.ring}-${definition.name}`,
+        ring: ringName,
         identity: config.identity,
         resource: primaryResource,
         slots: config.sharding.slots,
@@ -518,6 +523,15 @@ export class Manager implements Runnable, Syncable {
       ...(definition.options.rateLimiter ? { rateLimiter: definition.options.rateLimiter } : {}),
       ...(ring ? { admit: ring.admit, track: (key: string) => ring.track(key) } : {}),
     });
+    if (ring) {
+      const backlog = new RingBacklogMetrics(
+        this.get(Tokens.Meter),
+        ringName,
+        config.identity,
+        controller.queue,
+      );
+      this.closers.push(() => backlog.close());
+    }
     return { controller, mode, ring };
   }
 

@@ -180,11 +180,15 @@ describe("Manager replicas (separate processes, real API server)", function () {
     // The Lease was released: the standby leads well before the 3 s Lease would have expired.
     await patchWidget(env.cp, ns, "slow", { spec: { delayMs: 0 } });
     await eventually("the standby reconciles", () => standby.reconcilesOf(`${ns}/slow`).length > 0, 30_000);
+    // From the end of the leader's reconcile: it released the Lease right after, then exited.
+    const leaderDone = finished[0]!.end;
     const takeoverMs =
-      (Math.min(...standby.reconcilesOf(`${ns}/slow`).map((r) => r.start)) - exitedAt) / 1000;
+      (Math.min(...standby.reconcilesOf(`${ns}/slow`).map((r) => r.start)) - leaderDone) / 1000;
     console.log(
-      `      handover: the standby reconciled ${Math.round(takeoverMs)} ms after the leader exited`,
+      `      handover: the standby reconciled ${Math.round(takeoverMs)} ms after the leader's reconcile ended; ` +
+        `the leader exited ${Math.round((exitedAt - leaderDone) / 1000)} ms after it`,
     );
+    assert.ok(takeoverMs >= 0, "the standby reconciled while the leader still was");
     assert.ok(takeoverMs < 3000, `the standby waited ${takeoverMs} ms: was the Lease released?`);
   });
 
@@ -217,6 +221,19 @@ describe("Manager replicas (separate processes, real API server)", function () {
       }
     for (const r of first)
       assert.ok(r.reconciles.length > count / 10, `${r.name} reconciled only ${r.reconciles.length}`);
+    // Each member exports its backlog for an autoscaler, labelled by ring and member.
+    for (const r of first) {
+      const families = parsePrometheusText(
+        await (await fetch(`http://127.0.0.1:${r.metrics}/metrics`)).text(),
+      );
+      for (const name of ["tessera_ring_backlog_depth", "tessera_ring_backlog_oldest_seconds"]) {
+        assert.equal(families.get(name)?.type, "gauge", `${r.name}: ${name}`);
+        assert.deepEqual(families.get(name)?.samples[0]?.labels, {
+          ring: "sharded-test-widget",
+          member: r.name,
+        });
+      }
+    }
 
     let round = 0;
     const change = async () => {
