@@ -9,6 +9,7 @@ export default tseslint.config(
       "**/tools/controlplane/**",
       "templates/**/files/**",
       "bench/results/**",
+      "bench/**/.build/**",
     ],
   },
   js.configs.recommended,

@@ -22,6 +22,21 @@ import { ControlPlane } from "@tessera/testenv";
 const RUNS = Number(process.env.RUNS ?? 5);
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
+const bundle = here(".build/tessera-replica.mjs");
+await build({
+  entryPoints: [here("tessera-replica.js")],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node22",
+  outfile: bundle,
+  // Loaded on demand for exec and auth-provider users only.
+  external: ["@kubernetes/client-node"],
+  banner: {
+    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  },
+  logLevel: "warning",
+});
 const contenders = [
   ["node (bare)", `${process.execPath} ${here("idle-node.js")}`],
   [
@@ -29,6 +44,7 @@ const contenders = [
     `${process.execPath} ${here("idle-node.js")} @kubernetes/client-node`,
   ],
   ["tessera", `${process.execPath} ${here("tessera-replica.js")}`],
+  ["tessera (bundled)", `${process.execPath} ${bundle}`],
 ];
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--contender") {
