@@ -14,6 +14,7 @@ const suites = {
   informers: ["informers/memory.js"],
   workqueue: ["workqueue/run.js"],
   sharding: ["sharding/hash.js", "sharding/movement.js", "sharding/convergence.js"],
+  runtime: ["runtime/startup.js", "runtime/throughput.js"],
   // Compiled with its package (it reuses the package's test helpers); 5 runs per scenario here, 20 in docs.
   "leader-election": [["../packages/leader-election/dist/bench/failover.measure.js", "--runs", "5"]],
 };

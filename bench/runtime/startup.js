@@ -18,6 +18,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { ControlPlane } from "@tessera/testenv";
+import { controllerRuntimeReplica } from "./controller-runtime.js";
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -46,6 +47,8 @@ const contenders = [
   ["tessera", `${process.execPath} ${here("tessera-replica.js")}`],
   ["tessera (bundled)", `${process.execPath} ${bundle}`],
 ];
+const controllerRuntime = controllerRuntimeReplica();
+if (controllerRuntime) contenders.push(["controller-runtime v0.25.3", controllerRuntime]);
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--contender") {
     const [name, ...command] = process.argv[++i].split("=");

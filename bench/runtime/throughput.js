@@ -13,12 +13,15 @@ import { Agent, request } from "node:https";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ControlPlane } from "@tessera/testenv";
+import { controllerRuntimeReplica } from "./controller-runtime.js";
 
 const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
 const IN_FLIGHT = 64;
 const contenders = [
   ["tessera", `${process.execPath} ${fileURLToPath(new URL("tessera-replica.js", import.meta.url))}`],
 ];
+const controllerRuntime = controllerRuntimeReplica();
+if (controllerRuntime) contenders.push(["controller-runtime v0.25.3", controllerRuntime]);
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--contender") {
     const [name, ...command] = process.argv[++i].split("=");
@@ -71,7 +74,7 @@ function post(path, body) {
 function startReplica(command, env) {
   const [bin, ...args] = command.split(" ");
   const child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  const replica = { child, ready: false, first: new Map(), total: 0 };
+  const replica = { child, ready: false, first: new Map(), total: 0, exitCode: undefined, exited: undefined };
   createInterface({ input: child.stdout }).on("line", (text) => {
     let line;
     try {
@@ -83,7 +86,12 @@ function startReplica(command, env) {
     else if (line.ev === "r" && !replica.first.has(line.n)) replica.first.set(line.n, line.t);
     else if (line.ev === "count") replica.total = line.total;
   });
-  replica.exited = new Promise((resolve) => child.on("exit", resolve));
+  replica.exited = new Promise((resolve) =>
+    child.on("exit", (code) => {
+      replica.exitCode = code;
+      resolve(code);
+    }),
+  );
   return replica;
 }
 
@@ -110,7 +118,15 @@ for (const [contender, command] of contenders) {
         BENCH_IDENTITY: `${contender}-${run}-${i}`,
       }),
     );
-    await until("replicas ready", () => replicas.every((r) => r.ready), 120_000);
+    await until("replicas ready", () => replicas.every((r) => r.ready || r.exitCode !== undefined), 120_000);
+    if (replicas.some((r) => r.exitCode === 3)) {
+      // The contender has no such mode (controller-runtime has no sharding).
+      for (const r of replicas) r.child.kill("SIGTERM");
+      await Promise.all(replicas.map((r) => r.exited));
+      rows.push({ contender, scenario: scenario.label, unsupported: true });
+      continue;
+    }
+    if (!replicas.every((r) => r.ready)) throw new Error(`${contender}: a replica exited before ready`);
     if (scenario.mode === "sharded") await new Promise((r) => setTimeout(r, 3000)); // let the ring settle
     const written = new Map();
     const t0 = now();
@@ -164,10 +180,14 @@ console.log(
   `\n${OBJECTS} ConfigMaps created with ${IN_FLIGHT} in flight; no-op reconciler; lag = create response -> first reconcile`,
 );
 console.log(
-  "contender            scenario              creates/s  reconciles/s  lag p50 ms  lag p99 ms  lag max ms",
+  "contender                  scenario              creates/s  reconciles/s  lag p50 ms  lag p99 ms  lag max ms",
 );
 for (const r of rows) {
+  if (r.unsupported) {
+    console.log(`${r.contender.padEnd(26)} ${r.scenario.padEnd(21)} (not supported)`);
+    continue;
+  }
   console.log(
-    `${r.contender.padEnd(20)} ${r.scenario.padEnd(21)} ${String(r.writesPerSec).padStart(9)} ${String(r.reconcilesPerSec).padStart(13)} ${r.lagP50.padStart(11)} ${r.lagP99.padStart(11)} ${r.lagMax.padStart(11)}`,
+    `${r.contender.padEnd(26)} ${r.scenario.padEnd(21)} ${String(r.writesPerSec).padStart(9)} ${String(r.reconcilesPerSec).padStart(13)} ${r.lagP50.padStart(11)} ${r.lagP99.padStart(11)} ${r.lagMax.padStart(11)}`,
   );
 }
