@@ -4,7 +4,8 @@
 import { strict as assert } from "node:assert";
 import { eventually, parsePrometheusText, sumSamples, useControlPlane } from "@tessera/testenv";
 import { ContainerModule } from "inversify";
-import { Manager, type ManagerConfigInput } from "../../src/index.js";
+import { CapturingLogger } from "@tessera/core/testing";
+import { Manager, Tokens, type ManagerConfigInput } from "../../src/index.js";
 import { LedgerToken, WidgetReconciler, nowMicros, type ReconcileRecord } from "./widget.js";
 import {
   createNamespace,
@@ -35,7 +36,7 @@ describe("Manager (in process, real API server)", function () {
   };
 
   /** A manager running the Widget reconciler; its ledger records every reconcile. */
-  async function startWidgetManager(config: ManagerConfigInput = {}) {
+  async function startWidgetManager(config: ManagerConfigInput = {}, prepare?: (manager: Manager) => void) {
     const records: ReconcileRecord[] = [];
     const manager = await Manager.create({
       config: { ...quiet, name: `widgets-${Math.random().toString(36).slice(2, 7)}`, ...config },
@@ -51,6 +52,7 @@ describe("Manager (in process, real API server)", function () {
       }),
     );
     manager.register(WidgetReconciler);
+    prepare?.(manager);
     const stop = new AbortController();
     const running = manager.run(stop.signal);
     stops.push(async () => {
@@ -62,7 +64,10 @@ describe("Manager (in process, real API server)", function () {
 
   it("creates, updates and forgets: the owned ConfigMap follows the Widget, status records the generation", async () => {
     const ns = await createNamespace(env.cp, "crud");
-    const { records } = await startWidgetManager({ mode: "every-replica" });
+    const logger = new CapturingLogger();
+    const { records } = await startWidgetManager({ mode: "every-replica" }, (m) =>
+      m.rebind(Tokens.Logger, logger),
+    );
     const created = await createWidget(env.cp, ns, "w1", { data: { colour: "blue" } });
     await eventually(
       "the ConfigMap exists",
