@@ -79,17 +79,7 @@ export function metricSum(text: string, name: string, labels: Record<string, str
 }
 
 /** Waits (with a real-time limit, not an assertion on time) until `done()` holds. */
-export async function eventually(
-  what: string,
-  done: () => boolean | Promise<boolean>,
-  limitMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { eventually } from "@tessera/testenv";
 
 /** Resolves after `ms` of real time. */
 export function delay(ms: number): Promise<void> {

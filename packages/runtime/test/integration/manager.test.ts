@@ -152,13 +152,20 @@ describe("Manager (in process, real API server)", function () {
     );
   });
 
-  it("serves /metrics with controller-runtime's names and types; reconcile_total equals the reconciles counted", async () => {
+  it("serves /metrics with controller-runtime's names and types; reconcile_total equals the reconciles counted; runs registered runnables", async () => {
     const ns = await createNamespace(env.cp, "metrics");
-    const { manager, records } = await startWidgetManager({
-      mode: "leader",
-      metricsBindAddress: "127.0.0.1:0",
-      healthBindAddress: "127.0.0.1:0",
+    const ran: string[] = [];
+    const runnable = (name: string, needsLeader: boolean) => ({
+      needsLeader,
+      run: async (signal: AbortSignal) => {
+        ran.push(name);
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      },
     });
+    const { manager, records } = await startWidgetManager(
+      { mode: "leader", metricsBindAddress: "127.0.0.1:0", healthBindAddress: "127.0.0.1:0" },
+      (m) => m.register(runnable("everywhere", false)).register(runnable("on the leader", true)),
+    );
     const { metrics, health } = await manager.endpoints();
     assert.ok(metrics && health);
     for (let i = 0; i < 5; i++) await createWidget(env.cp, ns, `m${i}`, { data: { i: String(i) } });
@@ -213,6 +220,7 @@ describe("Manager (in process, real API server)", function () {
       8,
     );
     assert.equal(sumSamples(families, "leader_election_master_status"), 1);
+    assert.deepEqual([...ran].sort(), ["everywhere", "on the leader"], "registered runnables run");
     // Quiet now: the counter equals the ledger, per result.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const counted = await scrape();
