@@ -342,6 +342,14 @@ export class Manager implements Runnable, Syncable {
     for (const done of [...this.syncWaiters]) done(true);
     if (leaderControllers.length === 0 && leaderRunnables.length === 0) return;
     const lease = config.leaderElection.leaseName;
+    // The Lease outlives the leader's work: on shutdown the elector keeps renewing until the
+    // leader controllers have drained, then releases. Stopping it with the manager's signal
+    // would stop renewals while reconciles still run, and a standby could take over mid-reconcile.
+    const electorStop = new AbortController();
+    let leaderWork: Promise<unknown> = Promise.resolve();
+    const onShutdown = () => void leaderWork.finally(() => electorStop.abort(signal.reason));
+    if (signal.aborted) onShutdown();
+    else signal.addEventListener("abort", onShutdown, { once: true });
     const elector = new LeaderElector({
       ...this.instrumentation(),
       lock: new LeaseLock({
@@ -360,15 +368,18 @@ export class Manager implements Runnable, Syncable {
             lease,
             identity: config.identity,
           });
-          await Promise.all([
-            ...leaderControllers.map(({ controller }) => controller.work(leading)),
+          // Work stops when leadership ends or the manager stops, whichever comes first.
+          const working = AbortSignal.any([leading, signal]);
+          leaderWork = Promise.all([
+            ...leaderControllers.map(({ controller }) => controller.work(working)),
             ...leaderRunnables.map(({ runnable, name }) =>
-              runnable.run(leading).catch((error: unknown) => {
+              runnable.run(working).catch((error: unknown) => {
                 logger.error(`${name} failed; stopping the manager`, { error });
                 fail(error);
               }),
             ),
           ]);
+          await leaderWork;
         },
         onStoppedLeading: () => {
           if (!signal.aborted)
@@ -380,7 +391,7 @@ export class Manager implements Runnable, Syncable {
       const h = elector.health();
       return h.healthy ? { ok: true } : { ok: false, reason: h.reason ?? "unhealthy" };
     });
-    watch("leader election", elector.run(signal));
+    watch("leader election", elector.run(electorStop.signal));
   }
 
   /** The probe and metrics servers, as configured: they run from start to stop, leader or not. */

@@ -158,7 +158,8 @@ describe("Manager replicas (separate processes, real API server)", function () {
     const config = { TESSERA_NAME: "sigterm-test", TESSERA_MODE: "leader" };
     const a = await start("term-a", config);
     const b = await start("term-b", config);
-    await createWidget(env.cp, ns, "slow", { delayMs: 3000, data: { x: "1" } });
+    // Longer than the 3 s Lease: the leader must keep renewing while it drains.
+    await createWidget(env.cp, ns, "slow", { delayMs: 5000, data: { x: "1" } });
     const leader = await (async () => {
       let found: OperatorProcess | undefined;
       await eventually("a reconcile of the slow widget starts", () => {
