@@ -107,3 +107,19 @@ export { LeaderElectionLostError } from "./manager/leader-election-lost-error.js
 export { runMain, EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";
 export { TerminalError } from "@tessera/workqueue";
+export {
+  setCondition,
+  removeCondition,
+  findCondition,
+  isConditionTrue,
+  isConditionFalse,
+  formatKubeTime,
+} from "./helpers/conditions.js";
+export type { Condition, ConditionInput, ConditionsUpdate } from "./helpers/conditions.js";
+export {
+  setControllerReference,
+  setOwnerReference,
+  removeOwnerReference,
+  controllerOf,
+  OwnerReferenceError,
+} from "./helpers/owner-references.js";
