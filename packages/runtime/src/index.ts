@@ -123,3 +123,7 @@ export {
   controllerOf,
   OwnerReferenceError,
 } from "./helpers/owner-references.js";
+export { retryOnConflict, ConflictRetriesExhaustedError } from "./helpers/retry-on-conflict.js";
+export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
+export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";
+export type { FinalizerOptions, FinalizeOutcome } from "./helpers/finalizers.js";
