@@ -36,7 +36,7 @@ describe("operator helpers (real API server)", function () {
       .controller()
       .for(Widgets)
       .complete(async (request, ctx) => {
-        const widget = ctx.current() as Widget | undefined;
+        const widget = ctx.current();
         if (!widget) return;
         const state = await finalize(api, Widgets, widget, FINALIZER, async () => {
           const attempts = [...(cleanups.get(request.name) ?? []), Date.now()];
