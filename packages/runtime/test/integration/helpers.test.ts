@@ -5,7 +5,7 @@ import { silentLogger } from "@tessera/core";
 import { ConfigMaps } from "@tessera/reflector";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { ApiClient, Manager, finalize, retryOnConflict } from "../../src/index.js";
-import { Widgets, type Widget } from "./widget.js";
+import { Widgets } from "./widget.js";
 import {
   createNamespace,
   createWidget,
