@@ -126,4 +126,5 @@ export {
 export { retryOnConflict, ConflictRetriesExhaustedError } from "./helpers/retry-on-conflict.js";
 export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
 export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";
+export { applyStatusIfChanged, containsFields } from "./helpers/status.js";
 export type { FinalizerOptions, FinalizeOutcome } from "./helpers/finalizers.js";

@@ -4,14 +4,16 @@ import { strict as assert } from "node:assert";
 import { silentLogger } from "@tessera/core";
 import { ConfigMaps } from "@tessera/reflector";
 import { eventually, useControlPlane } from "@tessera/testenv";
-import { ApiClient, Manager, finalize, retryOnConflict } from "../../src/index.js";
+import { ApiClient, Manager, applyStatusIfChanged, finalize, retryOnConflict } from "../../src/index.js";
 import { Widgets } from "./widget.js";
 import {
+  apiRequestCounts,
   createNamespace,
   createWidget,
   deleteWidget,
   getWidget,
   installWidgetCrd,
+  patchWidget,
 } from "./support/widget-cluster.js";
 
 const FINALIZER = "example.com/external-record";
@@ -84,6 +86,62 @@ describe("operator helpers (real API server)", function () {
       assert.equal(attempts.length, 4);
       const gaps = attempts.slice(1).map((t, i) => t - attempts[i]!);
       assert.ok(gaps[2]! > gaps[0]!, `retries back off: gaps ${gaps.join(", ")} ms`);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("applyStatusIfChanged: a reconcile that changes nothing makes no status request", async () => {
+    const ns = await createNamespace(env.cp, "status");
+    const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "widget-operator" });
+    let reconciles = 0;
+    let writes = 0;
+    const manager = await Manager.create({
+      config: { mode: "every-replica", healthBindAddress: "0", metricsBindAddress: "0" },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+      logger: silentLogger,
+    });
+    manager
+      .controller()
+      .for(Widgets)
+      .complete(async (_request, ctx) => {
+        const widget = ctx.current();
+        if (!widget) return;
+        reconciles++;
+        const status = { observedGeneration: widget.metadata?.generation ?? 0 };
+        const { written } = await applyStatusIfChanged(api, Widgets, widget, status, { force: true });
+        if (written) writes++;
+      });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    try {
+      await createWidget(env.cp, ns, "w", {});
+      await eventually(
+        "the status is written",
+        async () => (await getWidget(env.cp, ns, "w"))?.status?.observedGeneration === 1,
+      );
+      await eventually("the write's own event is reconciled", () => reconciles >= 2);
+      const before = await apiRequestCounts(env.cp, "widgets", "status");
+      // Label changes reconcile again (no predicate), with nothing new for the status.
+      for (let i = 0; i < 5; i++)
+        await patchWidget(env.cp, ns, "w", { metadata: { labels: { round: String(i) } } });
+      await eventually("five more reconciles", () => reconciles >= 7);
+      const after = await apiRequestCounts(env.cp, "widgets", "status");
+      const sum = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
+      assert.equal(
+        sum(after) - sum(before),
+        0,
+        `status requests: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`,
+      );
+      assert.equal(writes, 1);
+      await patchWidget(env.cp, ns, "w", { spec: { data: { a: "1" } } });
+      await eventually(
+        "a spec change writes the status",
+        async () => (await getWidget(env.cp, ns, "w"))?.status?.observedGeneration === 2,
+      );
+      assert.equal(writes, 2);
     } finally {
       stop.abort();
       await running;

@@ -111,12 +111,17 @@ export function patchConfigMap(
 }
 
 /** The apiserver's count of requests by verb for `resource` (e.g. `widgets`), from `apiserver_request_total`. */
-export async function apiRequestCounts(cp: ControlPlane, resource: string): Promise<Record<string, number>> {
+export async function apiRequestCounts(
+  cp: ControlPlane,
+  resource: string,
+  subresource = "",
+): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const line of (await cp.metrics()).split("\n")) {
     if (!line.startsWith("apiserver_request_total{")) continue;
     const labels = line.slice(line.indexOf("{") + 1, line.lastIndexOf("}"));
-    if (!labels.includes(`resource="${resource}"`) || !labels.includes('subresource=""')) continue;
+    if (!labels.includes(`resource="${resource}"`) || !labels.includes(`subresource="${subresource}"`))
+      continue;
     const verb = /verb="([A-Z]+)"/.exec(labels)?.[1];
     if (verb) counts[verb] = (counts[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
   }
