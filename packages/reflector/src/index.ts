@@ -20,7 +20,7 @@ export {
 export { statusReasonForHttpCode } from "./status-reason.js";
 export type { KubeRequest, KubeJsonRequest, KubeJsonResponse } from "./kube-request.js";
 export type { KubeConfigLike } from "./kube-config-like.js";
-export { formatMicroTime, parseKubeTime } from "./micro-time.js";
+export { formatMicroTime, formatKubeTime, parseKubeTime } from "./micro-time.js";
 export { toQueryString } from "./list-options.js";
 export type { ListOptions, WatchOptions } from "./list-options.js";
 export { defineResource, collectionPath, describeResource, ResourceDefinitionError } from "./resource.js";

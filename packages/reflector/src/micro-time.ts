@@ -12,3 +12,8 @@ export function parseKubeTime(value: string | Date | null | undefined): Date | u
   const date = value instanceof Date ? value : new Date(value);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
+
+/** A `Time` as the API server stores it (a condition's `lastTransitionTime`, an Event's `lastTimestamp`): RFC 3339 in UTC, whole seconds. */
+export function formatKubeTime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}

@@ -113,7 +113,6 @@ export {
   findCondition,
   isConditionTrue,
   isConditionFalse,
-  formatKubeTime,
 } from "./helpers/conditions.js";
 export type { Condition, ConditionInput, ConditionsUpdate } from "./helpers/conditions.js";
 export {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { silentLogger, type Clock, type Logger, type Timer } from "@tessera/core";
-import type { KubeObject } from "@tessera/reflector";
+import { formatKubeTime, formatMicroTime, type KubeObject } from "@tessera/reflector";
+import { isNotFound } from "./api-error.js";
 import type { EventInput, EventRecorder } from "./event-recorder.js";
 import type { KubeTransport } from "./kube-transport.js";
 
@@ -19,9 +20,18 @@ export interface KubeEventRecorderOptions {
   seriesWindowMs?: number;
   /** Series remembered at most (oldest forgotten first); default 4096. */
   maxSeries?: number;
+  /**
+   * New Events about one object allowed at once, refilled one per
+   * `perObjectRefillMs`: client-go's spam filter (25, one per 5 min). Repeats
+   * of an Event already written only count in memory and are not limited.
+   */
+  perObjectBurst?: number;
+  perObjectRefillMs?: number;
 }
 
 interface Series {
+  /** Which API the Event was written to. */
+  api: "events" | "core";
   namespace: string;
   name: string;
   /** Occurrences so far, written or not. */
@@ -52,6 +62,13 @@ export class KubeEventRecorder implements EventRecorder {
   private readonly flushMs: number;
   private readonly windowMs: number;
   private readonly maxSeries: number;
+  private readonly burst: number;
+  private readonly refillMs: number;
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  /** events.k8s.io/v1 when the server serves it, else core/v1; probed once. */
+  private api: Promise<"events" | "core"> | undefined;
+  /** New Events refused by the per-object limit (for tests and a debug log). */
+  dropped = 0;
 
   constructor(private readonly options: KubeEventRecorderOptions) {
     this.transport = options.transport;
@@ -60,6 +77,8 @@ export class KubeEventRecorder implements EventRecorder {
     this.flushMs = options.seriesFlushMs ?? 30_000;
     this.windowMs = options.seriesWindowMs ?? 6 * 60_000;
     this.maxSeries = options.maxSeries ?? 4096;
+    this.burst = options.perObjectBurst ?? 25;
+    this.refillMs = options.perObjectRefillMs ?? 5 * 60_000;
   }
 
   record(regarding: KubeObject, event: EventInput): void {
@@ -87,39 +106,53 @@ export class KubeEventRecorder implements EventRecorder {
       return;
     }
     if (existing) this.forget(key, existing);
+    if (!this.take(meta.uid ?? `${meta.namespace}/${meta.name}`, now)) {
+      this.dropped++;
+      this.logger.debug("event dropped: too many about one object", {
+        regarding: reference(regarding),
+        reason: event.reason,
+      });
+      return;
+    }
     const namespace = meta.namespace || "default";
     const name = `${meta.name ?? "object"}.${randomBytes(8).toString("hex")}`;
-    const body = {
-      apiVersion: "events.k8s.io/v1",
-      kind: "Event",
-      metadata: { name, namespace },
-      eventTime: microTime(this.clock.wallTime()),
-      reportingController: this.options.controller,
-      reportingInstance: this.options.instance,
-      type: event.type,
-      reason: event.reason,
-      action: event.action,
-      note,
-      regarding: reference(regarding),
-      ...(event.related ? { related: reference(event.related) } : {}),
-    };
-    const created = this.transport
-      .call(
-        { verb: "create", resource: "events.events.k8s.io", namespace, name },
-        {
-          method: "POST",
-          path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
-          body,
-        },
-      )
+    const observed = this.clock.wallTime();
+    const api = (this.api ??= this.probe());
+    let chosen: "events" | "core" = "events";
+    const created = api
+      .then((which) => {
+        chosen = which;
+        const body =
+          which === "events"
+            ? eventsBody(name, namespace, observed, regarding, event, note, this.options)
+            : coreBody(name, namespace, observed, regarding, event, note, this.options);
+        return this.transport.call(
+          {
+            verb: "create",
+            resource: which === "events" ? "events.events.k8s.io" : "events",
+            namespace,
+            name,
+          },
+          { method: "POST", path: eventsPath(which, namespace), body },
+        );
+      })
       .then(
         () => true,
         (error: unknown) => {
-          this.logger.warn("could not record an event", { event: body, error });
+          this.logger.warn("could not record an event", {
+            regarding: reference(regarding),
+            reason: event.reason,
+            error,
+          });
           return false;
         },
       );
+    void created.then(() => {
+      const s = this.series.get(key);
+      if (s) s.api = chosen;
+    });
     this.series.set(key, {
+      api: "events",
       namespace,
       name,
       count: 1,
@@ -132,6 +165,42 @@ export class KubeEventRecorder implements EventRecorder {
     if (this.series.size > this.maxSeries) {
       const [oldestKey, oldest] = this.series.entries().next().value as [string, Series];
       this.forget(oldestKey, oldest);
+    }
+  }
+
+  /** One token of `object`'s bucket, if it has one left. */
+  private take(object: string, now: number): boolean {
+    let bucket = this.buckets.get(object);
+    if (!bucket) {
+      bucket = { tokens: this.burst, at: now };
+      this.buckets.set(object, bucket);
+      if (this.buckets.size > this.maxSeries) this.buckets.delete(this.buckets.keys().next().value as string);
+    }
+    const refill = Math.floor((now - bucket.at) / this.refillMs);
+    if (refill > 0) {
+      bucket.tokens = Math.min(this.burst, bucket.tokens + refill);
+      bucket.at += refill * this.refillMs;
+    }
+    if (bucket.tokens <= 0) return false;
+    bucket.tokens--;
+    return true;
+  }
+
+  /** Whether the server serves events.k8s.io/v1; core/v1 Events where it does not. */
+  private async probe(): Promise<"events" | "core"> {
+    try {
+      await this.transport.call(
+        { verb: "discover", resource: "events.k8s.io/v1" },
+        { method: "GET", path: "/apis/events.k8s.io/v1" },
+      );
+      return "events";
+    } catch (error) {
+      if (isNotFound(error)) {
+        this.logger.info("events.k8s.io/v1 is not served; recording core/v1 Events");
+        return "core";
+      }
+      this.api = undefined; // ask again next time
+      return "events";
     }
   }
 
@@ -151,11 +220,19 @@ export class KubeEventRecorder implements EventRecorder {
     const count = s.count;
     try {
       await this.transport.call(
-        { verb: "patch", resource: "events.events.k8s.io", namespace: s.namespace, name: s.name },
+        {
+          verb: "patch",
+          resource: s.api === "events" ? "events.events.k8s.io" : "events",
+          namespace: s.namespace,
+          name: s.name,
+        },
         {
           method: "PATCH",
-          path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(s.namespace)}/events/${encodeURIComponent(s.name)}`,
-          body: { series: { count, lastObservedTime: microTime(s.lastObserved) } },
+          path: `${eventsPath(s.api, s.namespace)}/${encodeURIComponent(s.name)}`,
+          body:
+            s.api === "events"
+              ? { series: { count, lastObservedTime: formatMicroTime(s.lastObserved) } }
+              : { count, lastTimestamp: formatKubeTime(s.lastObserved) },
           contentType: "application/merge-patch+json",
         },
       );
@@ -184,7 +261,65 @@ function reference(object: KubeObject): Record<string, string> {
   return ref;
 }
 
-/** MicroTime: RFC 3339 with exactly six fractional digits, as the API server requires. */
-function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+function eventsPath(api: "events" | "core", namespace: string): string {
+  const ns = encodeURIComponent(namespace);
+  return api === "events"
+    ? `/apis/events.k8s.io/v1/namespaces/${ns}/events`
+    : `/api/v1/namespaces/${ns}/events`;
+}
+
+type RecorderIdentity = Pick<KubeEventRecorderOptions, "controller" | "instance">;
+
+function eventsBody(
+  name: string,
+  namespace: string,
+  at: Date,
+  regarding: KubeObject,
+  event: EventInput,
+  note: string,
+  who: RecorderIdentity,
+) {
+  return {
+    apiVersion: "events.k8s.io/v1",
+    kind: "Event",
+    metadata: { name, namespace },
+    eventTime: formatMicroTime(at),
+    reportingController: who.controller,
+    reportingInstance: who.instance,
+    type: event.type,
+    reason: event.reason,
+    action: event.action,
+    note,
+    regarding: reference(regarding),
+    ...(event.related ? { related: reference(event.related) } : {}),
+  };
+}
+
+/** The same Event in core/v1's shape, for servers without events.k8s.io/v1. */
+function coreBody(
+  name: string,
+  namespace: string,
+  at: Date,
+  regarding: KubeObject,
+  event: EventInput,
+  note: string,
+  who: RecorderIdentity,
+) {
+  return {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name, namespace },
+    involvedObject: reference(regarding),
+    ...(event.related ? { related: reference(event.related) } : {}),
+    type: event.type,
+    reason: event.reason,
+    action: event.action,
+    message: note,
+    source: { component: who.controller },
+    reportingComponent: who.controller,
+    reportingInstance: who.instance,
+    firstTimestamp: formatKubeTime(at),
+    lastTimestamp: formatKubeTime(at),
+    count: 1,
+  };
 }

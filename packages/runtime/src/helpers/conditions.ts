@@ -1,3 +1,5 @@
+import { formatKubeTime } from "@tessera/reflector";
+
 /** A status condition with the semantics of Kubernetes' `metav1.Condition`. */
 export interface Condition {
   /** CamelCase, e.g. `Ready`, `Valid`; one entry per type. */
@@ -33,11 +35,6 @@ const TYPE =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 const MAX_MESSAGE = 32_768;
-
-/** A metav1.Time: RFC 3339 in UTC with whole seconds, as the API server stores it. */
-export function formatKubeTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 /**
  * Sets one condition the way apimachinery's `meta.SetStatusCondition` does:
