@@ -126,4 +126,11 @@ export { retryOnConflict, ConflictRetriesExhaustedError } from "./helpers/retry-
 export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
 export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";
 export { applyStatusIfChanged, containsFields } from "./helpers/status.js";
+export { CrdSchemaValidator, CrdSchemaValidators, toJsonSchema } from "./validation/crd-schema-validator.js";
+export type {
+  StructuralSchema,
+  SchemaViolation,
+  SchemaValidation,
+  CustomResourceDefinitionLike,
+} from "./validation/crd-schema-validator.js";
 export type { FinalizerOptions, FinalizeOutcome } from "./helpers/finalizers.js";
