@@ -127,6 +127,8 @@ export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
 export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";
 export { applyStatusIfChanged, containsFields } from "./helpers/status.js";
 export { CrdSchemaValidator, CrdSchemaValidators, toJsonSchema } from "./validation/crd-schema-validator.js";
+export { validatingReconciler } from "./validation/schema-validating-reconciler.js";
+export type { SchemaValidationOptions } from "./validation/schema-validating-reconciler.js";
 export type {
   StructuralSchema,
   SchemaViolation,

@@ -1,7 +1,17 @@
 // CRD schema validation on the client, compared with the real API server's.
 import { strict as assert } from "node:assert";
 import { eventually, useControlPlane } from "@tessera/testenv";
-import { CrdSchemaValidators, type CustomResourceDefinitionLike } from "../../src/index.js";
+import { silentLogger } from "@tessera/core";
+import { defineResource, type KubeObject } from "@tessera/reflector";
+import {
+  CrdSchemaValidator,
+  CrdSchemaValidators,
+  Manager,
+  Tokens,
+  validatingReconciler,
+  type Condition,
+  type CustomResourceDefinitionLike,
+} from "../../src/index.js";
 import { createNamespace } from "./support/widget-cluster.js";
 
 const gadgetCrd = {
@@ -125,5 +135,126 @@ describe("CrdSchemaValidator (against the real API server's validation)", functi
     assert.equal(server.status, 201, JSON.stringify(server.body));
     assert.deepEqual(ours.defaulted.spec, server.body["spec"] as Record<string, unknown>);
     assert.equal((ours.defaulted.spec as { size?: string }).size, "M");
+  });
+
+  it("validatingReconciler: invalid objects get Valid=False naming each violation, a Warning event, and no reconcile", async () => {
+    // Installed lenient (the server keeps anything); validated against the strict schema the operator ships.
+    const lenient = structuredClone(gadgetCrd) as typeof gadgetCrd & Record<string, unknown>;
+    lenient.metadata.name = "doohickeys.example.com";
+    lenient.spec.names = {
+      kind: "Doohickey",
+      plural: "doohickeys",
+      singular: "doohickey",
+      listKind: "DoohickeyList",
+    };
+    const version = lenient.spec.versions[0] as Record<string, unknown>;
+    version["schema"] = { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } };
+    version["subresources"] = { status: {} };
+    const res = await env.cp.raw("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(lenient),
+    });
+    assert.equal(res.status, 201, res.body);
+    await eventually(
+      "doohickeys are served",
+      async () => (await env.cp.raw("/apis/example.com/v1/doohickeys")).status === 200,
+    );
+    type Doohickey = KubeObject & { status?: { conditions?: Condition[] } };
+    const Doohickeys = defineResource<Doohickey>({
+      group: "example.com",
+      version: "v1",
+      kind: "Doohickey",
+      plural: "doohickeys",
+      scope: "Namespaced",
+    });
+    const shipped = structuredClone(gadgetCrd.spec.versions[0]!.schema.openAPIV3Schema) as Record<
+      string,
+      unknown
+    >;
+    (shipped["properties"] as Record<string, unknown>)["status"] = {
+      type: "object",
+      "x-kubernetes-preserve-unknown-fields": true,
+    };
+    const strict = new CrdSchemaValidator(shipped);
+    const bad: Record<string, [Record<string, unknown>, string]> = {
+      "wrong-type": [{ replicas: "three" }, "spec.replicas"],
+      missing: [{ mode: "fast" }, "spec.replicas"],
+      enum: [{ replicas: 1, mode: "reckless" }, "spec.mode"],
+      pattern: [{ replicas: 1, name: "Bad-Name" }, "spec.name"],
+      unknown: [{ replicas: 1, colour: "red" }, "spec.colour"],
+    };
+    for (const [name, [spec]] of [...Object.entries(bad), ["good", [{ replicas: 1 }, ""]] as const]) {
+      const created = await env.cp.raw(`/apis/example.com/v1/namespaces/${ns}/doohickeys`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          apiVersion: "example.com/v1",
+          kind: "Doohickey",
+          metadata: { name, namespace: ns },
+          spec,
+        }),
+      });
+      assert.equal(created.status, 201, created.body);
+    }
+    const reconciled: string[] = [];
+    const manager = await Manager.create({
+      config: { mode: "every-replica", healthBindAddress: "0", metricsBindAddress: "0" },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+      logger: silentLogger,
+    });
+    manager
+      .controller()
+      .for(Doohickeys)
+      .complete(
+        validatingReconciler<Doohickey>((request) => void reconciled.push(request.name), {
+          resource: Doohickeys,
+          validator: () => strict,
+          client: manager.get(Tokens.ApiClient),
+          events: manager.get(Tokens.EventRecorder),
+          clock: manager.get(Tokens.Clock),
+        }),
+      );
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    try {
+      const valid = async (name: string) => {
+        const got = JSON.parse(
+          (await env.cp.raw(`/apis/example.com/v1/namespaces/${ns}/doohickeys/${name}`)).body,
+        ) as Doohickey;
+        return got.status?.conditions?.find((c) => c.type === "Valid");
+      };
+      await eventually("every Doohickey has a Valid condition", async () => {
+        for (const name of [...Object.keys(bad), "good"]) if (!(await valid(name))) return false;
+        return true;
+      });
+      for (const [name, [, path]] of Object.entries(bad)) {
+        const condition = (await valid(name))!;
+        assert.equal(condition.status, "False", name);
+        assert.equal(condition.reason, "SchemaViolation");
+        assert.match(
+          condition.message,
+          new RegExp(`^${path.replace(".", "\\.")}: `),
+          `${name}: ${condition.message}`,
+        );
+      }
+      assert.equal((await valid("good"))?.status, "True");
+      assert.deepEqual([...new Set(reconciled)], ["good"], "only the valid object is reconciled");
+      await eventually("a Warning event per invalid object", async () => {
+        const events = JSON.parse(
+          (await env.cp.raw(`/apis/events.k8s.io/v1/namespaces/${ns}/events`)).body,
+        ) as {
+          items: Array<{ reason?: string; type?: string; regarding?: { name?: string } }>;
+        };
+        const named = events.items
+          .filter((e) => e.reason === "SchemaViolation" && e.type === "Warning")
+          .map((e) => e.regarding?.name);
+        return Object.keys(bad).every((n) => named.includes(n));
+      });
+    } finally {
+      stop.abort();
+      await running;
+    }
   });
 });
