@@ -41,7 +41,7 @@ export function validatingReconciler<T extends KubeObject>(
   const reconcile = typeof inner === "function" ? inner : inner.reconcile.bind(inner);
   return {
     async reconcile(request: Request, ctx: ReconcileContext<T>): Promise<Result> {
-      const object = ctx.current() as (T & WithConditions) | undefined;
+      const object = ctx.current();
       if (!object) return reconcile(request, ctx);
       const { valid, violations } = (await options.validator()).validate(object);
       const generation = object.metadata?.generation;
