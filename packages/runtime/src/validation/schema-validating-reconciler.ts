@@ -42,12 +42,13 @@ export function validatingReconciler<T extends KubeObject>(
   return {
     async reconcile(request: Request, ctx: ReconcileContext<T>): Promise<Result> {
       const object = ctx.current();
+      const withConditions: WithConditions | undefined = object;
       if (!object) return reconcile(request, ctx);
       const { valid, violations } = (await options.validator()).validate(object);
-      const generation = object.metadata?.generation;
+      const generation = withConditions?.metadata?.generation;
       const message = violations.map((v) => `${v.path}: ${v.message}`).join("; ");
       const { conditions } = setCondition(
-        object.status?.conditions,
+        withConditions?.status?.conditions,
         valid
           ? {
               type: "Valid",
