@@ -128,6 +128,10 @@ export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js
 export { applyStatusIfChanged, containsFields } from "./helpers/status.js";
 export { CrdSchemaValidator, CrdSchemaValidators, toJsonSchema } from "./validation/crd-schema-validator.js";
 export { validatingReconciler } from "./validation/schema-validating-reconciler.js";
+export { CustomResourceDefinitions, readCrdFile } from "./validation/custom-resource-definitions.js";
+export type { CustomResourceDefinition } from "./validation/custom-resource-definitions.js";
+export { adoptOrphans } from "./helpers/adoption.js";
+export type { AdoptionResult } from "./helpers/adoption.js";
 export type { SchemaValidationOptions } from "./validation/schema-validating-reconciler.js";
 export type {
   StructuralSchema,

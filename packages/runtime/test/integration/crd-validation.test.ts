@@ -3,7 +3,13 @@ import { strict as assert } from "node:assert";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { silentLogger } from "@tessera/core";
 import { defineResource, type KubeObject } from "@tessera/reflector";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
+  ApiClient,
+  CustomResourceDefinitions,
+  readCrdFile,
   CrdSchemaValidator,
   CrdSchemaValidators,
   Manager,
@@ -90,8 +96,19 @@ describe("CrdSchemaValidator (against the real API server's validation)", functi
 
   it("finds the same five violations the server finds (or prunes), at the same paths, and defaults as it does", async () => {
     const validators = new CrdSchemaValidators();
-    const validator = validators.for(crd, "v1");
+    // From the server, and from the file an operator ships: the same schema.
+    const fromServer = await new ApiClient(env.cp.kubeConfig, { fieldManager: "test" }).get(
+      CustomResourceDefinitions,
+      {
+        name: "gadgets.example.com",
+      },
+    );
+    assert.ok(fromServer);
+    const validator = validators.for(fromServer, "v1");
     assert.equal(validators.for(crd, "v1"), validator, "compiled once per CRD generation");
+    const file = join(mkdtempSync(join(tmpdir(), "crd-")), "crds.yaml");
+    writeFileSync(file, `${JSON.stringify({ kind: "Namespace" })}\n---\n${JSON.stringify(gadgetCrd)}\n`);
+    const fromFile = new CrdSchemaValidators().for(readCrdFile(file, "gadgets.example.com"), "v1");
     const cases: Array<{ name: string; spec: Record<string, unknown>; path: string; pruned?: boolean }> = [
       { name: "wrong-type", spec: { replicas: "three" }, path: "spec.replicas" },
       { name: "missing", spec: { mode: "fast" }, path: "spec.replicas" },
@@ -102,6 +119,7 @@ describe("CrdSchemaValidator (against the real API server's validation)", functi
     for (const c of cases) {
       const object = gadget(c.name, c.spec);
       const ours = validator.validate(object);
+      assert.deepEqual(fromFile.validate(object).violations, ours.violations);
       assert.equal(ours.valid, false, c.name);
       assert.deepEqual(
         ours.violations.map((v) => v.path),

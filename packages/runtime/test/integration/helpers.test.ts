@@ -4,7 +4,16 @@ import { strict as assert } from "node:assert";
 import { silentLogger } from "@tessera/core";
 import { ConfigMaps } from "@tessera/reflector";
 import { eventually, useControlPlane } from "@tessera/testenv";
-import { ApiClient, Manager, applyStatusIfChanged, finalize, retryOnConflict } from "../../src/index.js";
+import {
+  ApiClient,
+  Manager,
+  adoptOrphans,
+  applyStatusIfChanged,
+  controllerOf,
+  finalize,
+  retryOnConflict,
+  setControllerReference,
+} from "../../src/index.js";
 import { Widgets } from "./widget.js";
 import {
   apiRequestCounts,
@@ -146,6 +155,30 @@ describe("operator helpers (real API server)", function () {
       stop.abort();
       await running;
     }
+  });
+
+  it("adoptOrphans adopts matching orphans, releases what no longer matches, leaves others' objects alone", async () => {
+    const ns = await createNamespace(env.cp, "adopt");
+    const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "widget-operator" });
+    const owner = await createWidget(env.cp, ns, "o", {});
+    const other = await createWidget(env.cp, ns, "other", {});
+    const cm = (name: string, labels: Record<string, string>) => ({
+      metadata: { name, namespace: ns, labels },
+      data: {},
+    });
+    await api.create(ConfigMaps, cm("orphan", { app: "o" }));
+    await api.create(ConfigMaps, cm("stranger", { app: "x" }));
+    await api.create(ConfigMaps, setControllerReference(owner, cm("stale", { app: "x" })));
+    await api.create(ConfigMaps, setControllerReference(other, cm("taken", { app: "o" })));
+    const result = await adoptOrphans(api, ConfigMaps, owner, "app=o");
+    assert.deepEqual(result, { adopted: ["orphan"], released: ["stale"] });
+    const controller = async (name: string) =>
+      controllerOf((await api.get(ConfigMaps, { name, namespace: ns }))!)?.name;
+    assert.equal(await controller("orphan"), "o");
+    assert.equal(await controller("stale"), undefined);
+    assert.equal(await controller("stranger"), undefined);
+    assert.equal(await controller("taken"), "other");
+    assert.deepEqual(await adoptOrphans(api, ConfigMaps, owner, "app=o"), { adopted: [], released: [] });
   });
 
   it("retryOnConflict: two writers racing on one status, 200 rounds each, lose no update", async () => {
