@@ -19,6 +19,10 @@ export interface AdoptionResult {
  * Objects controlled by someone else are left alone. Every write re-reads the
  * object from the server (`api` must read from the API server) and retries on
  * conflict; an object deleted meanwhile is skipped.
+ *
+ * ```ts
+ * const { adopted, released } = await adoptOrphans(api, ConfigMaps, widget, { "app.kubernetes.io/instance": name });
+ * ```
  */
 export async function adoptOrphans<T extends KubeObject>(
   api: Client,

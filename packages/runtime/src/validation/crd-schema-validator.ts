@@ -83,6 +83,11 @@ export function toJsonSchema(schema: StructuralSchema, root = true): Record<stri
  * patterns, formats' neighbours (ranges, lengths), and fields the server would
  * prune. Defaults are applied to a copy. Compile once per CRD generation
  * ({@link CrdSchemaValidators} caches them).
+ *
+ * ```ts
+ * const { valid, violations, defaulted } = new CrdSchemaValidator(schema).validate(gadget);
+ * // violations: [{ path: "spec.replicas", message: "Invalid value: must be of type integer" }]
+ * ```
  */
 export class CrdSchemaValidator {
   private readonly check: ValidateFunction;

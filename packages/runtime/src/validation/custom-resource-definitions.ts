@@ -19,6 +19,10 @@ export const CustomResourceDefinitions = defineResource<CustomResourceDefinition
  * The CustomResourceDefinition in a YAML or JSON file (the one an operator
  * ships); with several documents, the one named `name`, else the first CRD.
  * Throws naming the file when there is none.
+ *
+ * ```ts
+ * const validator = new CrdSchemaValidators().for(readCrdFile("config/crd/bases.yaml", "gadgets.example.com"), "v1");
+ * ```
  */
 export function readCrdFile(file: string, name?: string): CustomResourceDefinition {
   const text = readFileSync(file, "utf8");

@@ -33,6 +33,20 @@ type WithConditions = KubeObject & {
  * only when it changed) and is reconciled. Useful where the API server cannot
  * enforce the schema: objects stored before the CRD tightened, or a schema
  * the operator ships that is stricter than the one installed.
+ *
+ * ```ts
+ * const validators = new CrdSchemaValidators();
+ * const crd = readCrdFile("config/crd/gadgets.yaml");
+ * manager.controller().for(Gadgets).complete(
+ *   validatingReconciler(reconcileGadget, {
+ *     resource: Gadgets,
+ *     validator: () => validators.for(crd, "v1"),
+ *     client: manager.get(Tokens.ApiClient),
+ *     events: manager.get(Tokens.EventRecorder),
+ *     clock: manager.get(Tokens.Clock),
+ *   }),
+ * );
+ * ```
  */
 export function validatingReconciler<T extends KubeObject>(
   inner: Reconciler<T> | ReconcileFunction<T>,
