@@ -110,7 +110,20 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
 
   /** Runs the member, the coordinator and the sharded informer until `signal` aborts; the member hands its slots back on the way out. */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.informer.run(signal), this.member.run(signal), this.coordinator.run(signal)]);
+    // The informer outlives the member: leaving the ring evicts the member's
+    // objects through the informer's queue, which must still be open then.
+    const informerStop = new AbortController();
+    let informerError: unknown;
+    const informer = this.informer.run(informerStop.signal).catch((error: unknown) => {
+      informerError = error;
+    });
+    try {
+      await Promise.all([this.member.run(signal), this.coordinator.run(signal)]);
+    } finally {
+      informerStop.abort(signal.reason);
+      await informer;
+    }
+    if (informerError !== undefined) throw informerError;
   }
 
   private async reassign(active: ReadonlySet<number>, lost: ReadonlySet<number>): Promise<void> {
