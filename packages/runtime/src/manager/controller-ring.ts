@@ -1,6 +1,7 @@
 import type { KubeConfigLike } from "@tessera/reflector";
 import {
   resolveInstrumentation,
+  toError,
   withFields,
   type Instrumentation,
   type Logger,
@@ -123,7 +124,7 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
       informerStop.abort(signal.reason);
       await informer;
     }
-    if (informerError !== undefined) throw informerError;
+    if (informerError !== undefined) throw toError(informerError);
   }
 
   private async reassign(active: ReadonlySet<number>, lost: ReadonlySet<number>): Promise<void> {
