@@ -1,7 +1,7 @@
 // Test-side access to Widgets and ConfigMaps through the control plane's raw
 // HTTP client: independent of the runtime's own client under test.
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { eventually, type ControlPlane } from "@tessera/testenv";
+import { eventually, parsePrometheusText, type ControlPlane } from "@tessera/testenv";
 import { widgetCrd, type Widget } from "../widget.js";
 
 const json = { "Content-Type": "application/json" };
@@ -110,20 +110,19 @@ export function patchConfigMap(
   });
 }
 
-/** The apiserver's count of requests by verb for `resource` (e.g. `widgets`), from `apiserver_request_total`. */
+/** The apiserver's count of requests by verb for `resource` (e.g. `widgets`) and `subresource`, from `apiserver_request_total`. */
 export async function apiRequestCounts(
   cp: ControlPlane,
   resource: string,
   subresource = "",
 ): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const line of (await cp.metrics()).split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const labels = line.slice(line.indexOf("{") + 1, line.lastIndexOf("}"));
-    if (!labels.includes(`resource="${resource}"`) || !labels.includes(`subresource="${subresource}"`))
-      continue;
-    const verb = /verb="([A-Z]+)"/.exec(labels)?.[1];
-    if (verb) counts[verb] = (counts[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+  const family = parsePrometheusText(await cp.metrics()).get("apiserver_request_total");
+  for (const sample of family?.samples ?? []) {
+    const { verb } = sample.labels;
+    if (verb === undefined || sample.labels["resource"] !== resource) continue;
+    if ((sample.labels["subresource"] ?? "") !== subresource) continue;
+    counts[verb] = (counts[verb] ?? 0) + sample.value;
   }
   return counts;
 }
