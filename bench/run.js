@@ -27,10 +27,14 @@ for (const name of wanted) {
 }
 const env = { ...process.env };
 if (!env.TESSERA_CONTROLPLANE_DIR && !env.KUBEBUILDER_ASSETS) {
-  const build = spawnSync("bash", [join(here, "../packages/testenv/tools/controlplane/build.sh")], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const build = spawnSync(
+    "bash",
+    [join(here, "../packages/testenv/tools/controlplane/build.sh"), "--with-controller-manager"],
+    {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   if (build.status !== 0) process.exit(build.status ?? 1);
   env.TESSERA_CONTROLPLANE_DIR = build.stdout.trim().split("\n").pop();
 }

@@ -11,7 +11,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 if [ -z "${TESSERA_CONTROLPLANE_DIR:-}${KUBEBUILDER_ASSETS:-}" ]; then
-  TESSERA_CONTROLPLANE_DIR=$(bash packages/testenv/tools/controlplane/build.sh | tail -n 1)
+  # The controller manager too: testenv's own tests and the examples start it.
+  TESSERA_CONTROLPLANE_DIR=$(bash packages/testenv/tools/controlplane/build.sh --with-controller-manager | tail -n 1)
   export TESSERA_CONTROLPLANE_DIR
 fi
 npm run --silent build

@@ -14,6 +14,12 @@ export interface ControlPlaneCertificates {
   ca: CertificateFiles;
   serving: CertificateFiles;
   admin: CertificateFiles;
+  /**
+   * kube-controller-manager's client certificate: user
+   * `system:kube-controller-manager`, which the apiserver's bootstrap RBAC
+   * policy binds to the role of that name.
+   */
+  controllerManager: CertificateFiles;
   /** Service-account token signing key (private) and its public key. */
   serviceAccount: { privateKeyPem: string; publicKeyPem: string };
 }
@@ -44,7 +50,8 @@ function serial(): string {
 
 /**
  * Generates a CA, a serving certificate for 127.0.0.1/localhost, an admin
- * client certificate in group system:masters, and a service-account key pair.
+ * client certificate in group system:masters, a client certificate for
+ * kube-controller-manager, and a service-account key pair.
  */
 export async function generateControlPlaneCertificates(): Promise<ControlPlaneCertificates> {
   const notBefore = new Date(Date.now() - 60_000);
@@ -106,11 +113,13 @@ export async function generateControlPlaneCertificates(): Promise<ControlPlaneCe
     ]),
   );
   const admin = await leaf("CN=tessera-admin, O=system:masters", x509.ExtendedKeyUsage.clientAuth);
+  const controllerManager = await leaf("CN=system:kube-controller-manager", x509.ExtendedKeyUsage.clientAuth);
   const saKeys = await keyPair();
   return {
     ca: { certPem: caCert.toString("pem") + "\n", keyPem: await privatePem(caKeys) },
     serving,
     admin,
+    controllerManager,
     serviceAccount: {
       privateKeyPem: await privatePem(saKeys),
       publicKeyPem: pem("PUBLIC KEY", await crypto.subtle.exportKey("spki", saKeys.publicKey)),

@@ -3,7 +3,11 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { resolveControlPlaneBinaries, type ControlPlaneBinaries } from "./binaries.js";
+import {
+  ControlPlaneBinariesNotFoundError,
+  resolveControlPlaneBinaries,
+  type ControlPlaneBinaries,
+} from "./binaries.js";
 import { generateControlPlaneCertificates, type ControlPlaneCertificates } from "./certificates.js";
 import { freePort } from "./free-port.js";
 import { ManagedProcess } from "./child-process.js";
@@ -23,7 +27,43 @@ export interface ControlPlaneOptions {
   binaries?: ControlPlaneBinaries;
   /** How long to wait for readiness; default 60 s. */
   startTimeoutMs?: number;
+  /**
+   * Runs a real kube-controller-manager too (off by default: tests that do
+   * not need it pay nothing), so garbage collection, namespace deletion,
+   * default ServiceAccounts and workload status happen as in a cluster. With
+   * it on, ServiceAccount admission is on again. `true` runs
+   * {@link defaultControllers}.
+   */
+  controllerManager?: boolean | ControllerManagerOptions;
 }
+
+/** Options for the kube-controller-manager a {@link ControlPlane} runs. */
+export interface ControllerManagerOptions {
+  /**
+   * The controllers to run, by kube-controller-manager's names (its
+   * `--controllers` flag); default {@link defaultControllers}. To add one:
+   * `[...defaultControllers, "statefulset-controller"]`.
+   */
+  controllers?: readonly string[];
+  /** Extra kube-controller-manager flags; a later flag wins. */
+  flags?: string[];
+}
+
+/**
+ * The controllers a test control plane runs by default: what operators'
+ * owned objects rely on (garbage collection, namespaces, ServiceAccounts and
+ * their tokens, Deployments down to Pods, Jobs, EndpointSlices).
+ */
+export const defaultControllers: readonly string[] = Object.freeze([
+  "garbage-collector-controller",
+  "namespace-controller",
+  "serviceaccount-controller",
+  "serviceaccount-token-controller",
+  "deployment-controller",
+  "replicaset-controller",
+  "job-controller",
+  "endpointslice-controller",
+]);
 
 /** Raised when a control-plane process fails to start; carries its own output. */
 export class ControlPlaneStartError extends Error {
@@ -59,6 +99,7 @@ export class ControlPlane {
   private certs: ControlPlaneCertificates | undefined;
   private etcd: ManagedProcess | undefined;
   private apiserver: ManagedProcess | undefined;
+  private controllerManager: ManagedProcess | undefined;
   private config: KubeConfig | undefined;
   private readonly processes = new Set<ManagedProcess>();
   private readonly onExit = () => {
@@ -68,6 +109,8 @@ export class ControlPlane {
   apiserverPort = 0;
   /** Loopback port of etcd's client endpoint. */
   etcdPort = 0;
+  /** Loopback port of kube-controller-manager's secure endpoint (0 when it does not run). */
+  controllerManagerPort = 0;
 
   constructor(private readonly options: ControlPlaneOptions = {}) {}
 
@@ -97,9 +140,16 @@ export class ControlPlane {
     return this.requireCerts().admin;
   }
 
-  /** Log files of etcd and kube-apiserver (kept by {@link stop} when asked). */
+  /** Log files of etcd, kube-apiserver and kube-controller-manager (kept by {@link stop} when asked). */
   get logFiles(): string[] {
-    return [this.etcd?.logFile, this.apiserver?.logFile].filter((f): f is string => !!f);
+    return [this.etcd?.logFile, this.apiserver?.logFile, this.controllerManager?.logFile].filter(
+      (f): f is string => !!f,
+    );
+  }
+
+  /** Whether this control plane runs kube-controller-manager. */
+  get withControllerManager(): boolean {
+    return !!this.options.controllerManager;
   }
 
   /** How many of this control plane's processes are running (0 after stop or a failed start). */
@@ -107,10 +157,22 @@ export class ControlPlane {
     return this.processes.size;
   }
 
-  /** Starts etcd, then kube-apiserver, and waits for an authenticated /readyz. */
+  /**
+   * Starts etcd, then kube-apiserver, and waits for an authenticated /readyz;
+   * with the controller manager on, then starts it and waits for its /healthz
+   * and for the `default` namespace's ServiceAccount (so Pods can be created
+   * as soon as this resolves).
+   */
   async start(): Promise<void> {
     if (this.dir) throw new Error("ControlPlane.start: already started");
-    const binaries = this.options.binaries ?? resolveControlPlaneBinaries();
+    const kcm = this.options.controllerManager;
+    const binaries =
+      this.options.binaries ?? resolveControlPlaneBinaries(process.env, { controllerManager: !!kcm });
+    if (kcm && !binaries.kubeControllerManager) {
+      throw new ControlPlaneBinariesNotFoundError(
+        "ControlPlane: controllerManager is on but the binaries given have no kubeControllerManager path",
+      );
+    }
     this.dir = mkdtempSync(join(tmpdir(), "tessera-cp-"));
     process.once("exit", this.onExit);
     try {
@@ -125,6 +187,8 @@ export class ControlPlane {
         "apiserver.key": this.certs.serving.keyPem,
         "sa.key": this.certs.serviceAccount.privateKeyPem,
         "sa.pub": this.certs.serviceAccount.publicKeyPem,
+        "controller-manager.crt": this.certs.controllerManager.certPem,
+        "controller-manager.key": this.certs.controllerManager.keyPem,
       };
       for (const [name, content] of Object.entries(files))
         writeFileSync(join(pki, name), content, { mode: 0o600 });
@@ -175,9 +239,9 @@ export class ControlPlane {
           "--service-cluster-ip-range=10.0.0.0/24",
           "--authorization-mode=RBAC",
           "--allow-privileged=true",
-          // No controller-manager runs, so no ServiceAccount is ever created;
-          // without this, every Pod create would be refused.
-          "--disable-admission-plugins=ServiceAccount",
+          // Without a controller manager no ServiceAccount is ever created,
+          // and every Pod create would be refused by this admission plugin.
+          ...(kcm ? [] : ["--disable-admission-plugins=ServiceAccount"]),
           "--profiling=false",
           // The endpoint reconciler refuses a loopback advertise address.
           "--endpoint-reconciler-type=none",
@@ -189,6 +253,7 @@ export class ControlPlane {
       );
       await this.launch(this.apiserver, () => this.apiserverReady());
       this.config = this.buildKubeConfig();
+      if (kcm) await this.startControllerManager(binaries.kubeControllerManager!, kcm === true ? {} : kcm);
     } catch (err) {
       const kept = await this.stop({ keepLogs: true });
       if (err instanceof ControlPlaneStartError && kept) {
@@ -204,6 +269,7 @@ export class ControlPlane {
    * logs are first copied to a directory that is returned (and kept).
    */
   async stop(opts: { keepLogs?: boolean } = {}): Promise<string | undefined> {
+    await this.controllerManager?.stop();
     await this.apiserver?.stop();
     await this.etcd?.stop();
     process.removeListener("exit", this.onExit);
@@ -233,6 +299,21 @@ export class ControlPlane {
     await p.stop();
     await this.launch(p, () => this.etcdHealthy());
     await this.waitFor("kube-apiserver to reconnect to etcd", () => this.apiserverReady());
+  }
+
+  /**
+   * Restarts kube-controller-manager (as a crash and restart would), and
+   * waits for its /healthz. Its controllers then relist and catch up.
+   */
+  async restartControllerManager(): Promise<void> {
+    if (!this.controllerManager) {
+      throw new Error(
+        "ControlPlane.restartControllerManager: this control plane runs no controller manager; start it with { controllerManager: true }",
+      );
+    }
+    const p = this.requireProcess(this.controllerManager);
+    await p.stop();
+    await this.launch(p, () => this.controllerManagerHealthy());
   }
 
   /**
@@ -324,6 +405,104 @@ export class ControlPlane {
       currentContext: "tessera-testenv",
     });
     return kc;
+  }
+
+  private async startControllerManager(binary: string, opts: ControllerManagerOptions): Promise<void> {
+    const dir = this.requireDir();
+    const pki = join(dir, "pki");
+    // Its own identity (system:kube-controller-manager), as kubeadm sets it up;
+    // with --use-service-account-credentials each controller then acts as its
+    // own ServiceAccount under the bootstrap RBAC roles, as in a cluster.
+    const kubeconfig = join(dir, "controller-manager.kubeconfig");
+    writeFileSync(
+      kubeconfig,
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters:",
+        "- name: testenv",
+        "  cluster:",
+        `    server: ${this.apiserverUrl}`,
+        `    certificate-authority: ${join(pki, "ca.crt")}`,
+        "users:",
+        "- name: kube-controller-manager",
+        "  user:",
+        `    client-certificate: ${join(pki, "controller-manager.crt")}`,
+        `    client-key: ${join(pki, "controller-manager.key")}`,
+        "contexts:",
+        "- name: testenv",
+        "  context: { cluster: testenv, user: kube-controller-manager }",
+        "current-context: testenv",
+        "",
+      ].join("\n"),
+      { mode: 0o600 },
+    );
+    this.controllerManagerPort = await freePort();
+    const controllers = opts.controllers ?? defaultControllers;
+    this.controllerManager = new ManagedProcess(
+      "kube-controller-manager",
+      binary,
+      [
+        `--kubeconfig=${kubeconfig}`,
+        `--authentication-kubeconfig=${kubeconfig}`,
+        `--authorization-kubeconfig=${kubeconfig}`,
+        // The apiserver has no front-proxy CA, so the configmap lookup would
+        // log an error every few seconds; client certificates still verify.
+        "--authentication-skip-lookup=true",
+        `--client-ca-file=${join(pki, "ca.crt")}`,
+        "--bind-address=127.0.0.1",
+        `--secure-port=${this.controllerManagerPort}`,
+        `--cert-dir=${join(dir, "controller-manager-certs")}`,
+        `--controllers=${controllers.join(",")}`,
+        "--use-service-account-credentials=true",
+        `--service-account-private-key-file=${join(pki, "sa.key")}`,
+        `--root-ca-file=${join(pki, "ca.crt")}`,
+        "--leader-elect=false",
+        "--profiling=false",
+        ...(opts.flags ?? []),
+      ],
+      join(dir, "logs", "kube-controller-manager.log"),
+      this.processes,
+    );
+    await this.launch(this.controllerManager, () => this.controllerManagerHealthy());
+    if (controllers.includes("serviceaccount-controller")) {
+      const p = this.controllerManager;
+      try {
+        await this.waitFor(
+          "the default ServiceAccount in namespace default",
+          async () => (await this.raw("/api/v1/namespaces/default/serviceaccounts/default")).status === 200,
+          this.options.startTimeoutMs ?? 60_000,
+        );
+      } catch {
+        throw new ControlPlaneStartError(
+          `kube-controller-manager started but did not create the default ServiceAccount in namespace default; its last output (${p.logFile}):\n${p.tail()}`,
+          p.logFile,
+        );
+      }
+    }
+  }
+
+  private controllerManagerHealthy(): Promise<boolean> {
+    // Its serving certificate is self-signed in --cert-dir; /healthz is
+    // always allowed, so no credentials are needed.
+    return new Promise((resolve) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port: this.controllerManagerPort,
+          path: "/healthz",
+          rejectUnauthorized: false,
+          timeout: 2000,
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode === 200);
+        },
+      );
+      req.on("timeout", () => req.destroy());
+      req.on("error", () => resolve(false));
+      req.end();
+    });
   }
 
   private async launch(p: ManagedProcess, ready: () => Promise<boolean>): Promise<void> {

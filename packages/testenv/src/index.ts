@@ -1,10 +1,14 @@
 /**
  * @tessera/testenv: a real etcd and kube-apiserver for tests, started on
- * loopback in seconds with no Docker, and a fault proxy that breaks the
- * connection between a client and the API server on purpose.
+ * loopback in seconds with no Docker, a real kube-controller-manager on
+ * request (garbage collection, namespaces, workloads), a stand-in for the
+ * kubelet's Pod status, and a fault proxy that breaks the connection between
+ * a client and the API server on purpose.
  */
-export { ControlPlane, ControlPlaneStartError } from "./control-plane.js";
-export type { ControlPlaneOptions, RawResponse } from "./control-plane.js";
+export { ControlPlane, ControlPlaneStartError, defaultControllers } from "./control-plane.js";
+export type { ControlPlaneOptions, ControllerManagerOptions, RawResponse } from "./control-plane.js";
+export { markPodReady, markPodsReady } from "./kubelet.js";
+export type { MarkPodReadyOptions } from "./kubelet.js";
 export { FaultProxy } from "./fault-proxy.js";
 export type { FaultProxyStats } from "./fault-proxy.js";
 export {
@@ -12,7 +16,7 @@ export {
   buildScriptPath,
   ControlPlaneBinariesNotFoundError,
 } from "./binaries.js";
-export type { ControlPlaneBinaries } from "./binaries.js";
+export type { ControlPlaneBinaries, ResolveOptions } from "./binaries.js";
 export { generateControlPlaneCertificates } from "./certificates.js";
 export type { ControlPlaneCertificates, CertificateFiles } from "./certificates.js";
 export { freePort } from "./free-port.js";

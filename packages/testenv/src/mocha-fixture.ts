@@ -1,9 +1,11 @@
+import { basename } from "node:path";
 import { ControlPlane, type ControlPlaneOptions } from "./control-plane.js";
 
 /**
  * Registers mocha hooks that start a {@link ControlPlane} before the suite and
- * stop it after; when any test in the suite fails, the etcd and
- * kube-apiserver logs are kept and their paths printed.
+ * stop it after; when any test in the suite fails, the logs of etcd,
+ * kube-apiserver (and kube-controller-manager, when it runs) are kept and
+ * their paths printed.
  *
  * ```ts
  * describe("my controller", function () {
@@ -23,8 +25,9 @@ export function useControlPlane(options: ControlPlaneOptions = {}): { cp: Contro
     if (this.currentTest?.state === "failed") failed = true;
   });
   after(async function () {
+    const names = holder.cp.logFiles.map((f) => basename(f)).join(", ");
     const kept = await holder.cp.stop({ keepLogs: failed });
-    if (kept) console.log(`    control-plane logs kept in ${kept} (etcd.log, kube-apiserver.log)`);
+    if (kept) console.log(`    control-plane logs kept in ${kept} (${names})`);
   });
   return holder;
 }

@@ -21,6 +21,25 @@ describe("resolveControlPlaneBinaries", () => {
     assert.equal(found.etcd, join(dir, "etcd"));
   });
 
+  it("when kube-controller-manager is asked for and missing, says how to build it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-bin-"));
+    for (const b of ["etcd", "kube-apiserver"]) writeFileSync(join(dir, b), "#!/bin/sh\n", { mode: 0o755 });
+    assert.equal(
+      resolveControlPlaneBinaries({ TESSERA_CONTROLPLANE_DIR: dir }).kubeControllerManager,
+      undefined,
+    );
+    assert.throws(
+      () => resolveControlPlaneBinaries({ KUBEBUILDER_ASSETS: dir }, { controllerManager: true }),
+      (e: Error) =>
+        e instanceof ControlPlaneBinariesNotFoundError &&
+        e.message.includes(join(dir, "kube-controller-manager")) &&
+        /build\.sh --with-controller-manager/.test(e.message),
+    );
+    writeFileSync(join(dir, "kube-controller-manager"), "#!/bin/sh\n", { mode: 0o755 });
+    const found = resolveControlPlaneBinaries({ KUBEBUILDER_ASSETS: dir }, { controllerManager: true });
+    assert.equal(found.kubeControllerManager, join(dir, "kube-controller-manager"));
+  });
+
   it("reads KUBEBUILDER_ASSETS in setup-envtest's layout", () => {
     const dir = mkdtempSync(join(tmpdir(), "tessera-envtest-"));
     for (const b of ["etcd", "kube-apiserver", "kubectl"])

@@ -2,28 +2,56 @@
 # Builds kube-apiserver and etcd from the Go module proxy, once, into
 #   ${TESSERA_CACHE_DIR:-~/.cache/tessera}/controlplane/kube-<ver>_etcd-<ver>/
 # under a lock so that parallel runs wait for one build instead of racing.
-# Prints the directory holding both binaries on its last line.
+# With --with-controller-manager (or TESSERA_WITH_CONTROLLER_MANAGER=1) it also
+# builds kube-controller-manager at the same version into the same directory;
+# it shares most packages with kube-apiserver, so the Go build cache makes it
+# the cheaper of the two.
+# Prints the directory holding the binaries on its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KUBE_VERSION=$(cat "$here/KUBE_VERSION")
 ETCD_VERSION=$(cat "$here/ETCD_VERSION")
+with_kcm=${TESSERA_WITH_CONTROLLER_MANAGER:-0}
+for arg in "$@"; do
+  case "$arg" in
+    --with-controller-manager) with_kcm=1 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "tessera: build.sh: unknown argument '$arg' (the only option is --with-controller-manager)" >&2; exit 2 ;;
+  esac
+done
 cache=${TESSERA_CACHE_DIR:-$HOME/.cache/tessera}/controlplane
 out="$cache/kube-${KUBE_VERSION}_etcd-${ETCD_VERSION}"
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then echo "$out"; exit 0; fi
+complete() {
+  [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ] && { [ "$with_kcm" != 1 ] || [ -x "$out/kube-controller-manager" ]; }
+}
+if complete; then echo "$out"; exit 0; fi
 command -v go >/dev/null || {
-  echo "tessera: no control-plane binaries and no Go toolchain to build them. Either install Go, or point KUBEBUILDER_ASSETS (setup-envtest's layout) or TESSERA_CONTROLPLANE_DIR at a directory holding kube-apiserver and etcd." >&2
+  echo "tessera: no control-plane binaries and no Go toolchain to build them. Either install Go, or point KUBEBUILDER_ASSETS (setup-envtest's layout) or TESSERA_CONTROLPLANE_DIR at a directory holding kube-apiserver and etcd (and kube-controller-manager, for tests that start it)." >&2
   exit 3
 }
 mkdir -p "$cache"
 exec 9>"$cache/.build.lock"
 echo "tessera: waiting for the control-plane build lock ($cache/.build.lock)" >&2
 flock 9
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then echo "$out"; exit 0; fi
+if complete; then echo "$out"; exit 0; fi
+export GOFLAGS="-mod=mod -trimpath" GOTOOLCHAIN=local CGO_ENABLED=0
+minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor} -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z -X k8s.io/client-go/pkg/version.gitVersion=${KUBE_VERSION} -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${minor}"
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then
+  # Only the controller manager is missing: add it beside the others.
+  start=$(date +%s)
+  tmp="$out/.kube-controller-manager.partial.$$"
+  echo "tessera: building kube-controller-manager ${KUBE_VERSION} (first time only; a few minutes)" >&2
+  (cd "$here/kube-controller-manager" && go build -v -ldflags "$ldflags" -o "$tmp" k8s.io/kubernetes/cmd/kube-controller-manager) 2>&1 | awk '{n++; if (n%100==0) printf "  kube-controller-manager: %d packages compiled\n", n > "/dev/stderr"}'
+  [ -x "$tmp" ] || { echo "tessera: kube-controller-manager build failed; run: cd $here/kube-controller-manager && go build k8s.io/kubernetes/cmd/kube-controller-manager" >&2; exit 1; }
+  mv "$tmp" "$out/kube-controller-manager"
+  echo "tessera: kube-controller-manager built in $(( $(date +%s) - start ))s into $out" >&2
+  echo "$out"
+  exit 0
+fi
 tmp="$out.partial.$$"
 rm -rf "$tmp"; mkdir -p "$tmp"
-export GOFLAGS="-mod=mod -trimpath" GOTOOLCHAIN=local CGO_ENABLED=0
 start=$(date +%s)
-minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor} -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z -X k8s.io/client-go/pkg/version.gitVersion=${KUBE_VERSION} -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${minor}"
 echo "tessera: building etcd ${ETCD_VERSION} (first run only; progress below)" >&2
 (cd "$here/etcd" && go build -v -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3) 2>&1 | awk '{n++; if (n%50==0) printf "  etcd: %d packages compiled\n", n > "/dev/stderr"}'
@@ -31,6 +59,13 @@ echo "tessera: building etcd ${ETCD_VERSION} (first run only; progress below)" >
 echo "tessera: building kube-apiserver ${KUBE_VERSION} (first run only; several minutes)" >&2
 (cd "$here/kube-apiserver" && go build -v -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) 2>&1 | awk '{n++; if (n%100==0) printf "  kube-apiserver: %d packages compiled\n", n > "/dev/stderr"}'
 [ -x "$tmp/kube-apiserver" ] || { echo "tessera: kube-apiserver build failed" >&2; exit 1; }
+if [ "$with_kcm" = 1 ]; then
+  kcm_start=$(date +%s)
+  echo "tessera: building kube-controller-manager ${KUBE_VERSION} (first run only; shares most packages with kube-apiserver)" >&2
+  (cd "$here/kube-controller-manager" && go build -v -ldflags "$ldflags" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager) 2>&1 | awk '{n++; if (n%100==0) printf "  kube-controller-manager: %d packages compiled\n", n > "/dev/stderr"}'
+  [ -x "$tmp/kube-controller-manager" ] || { echo "tessera: kube-controller-manager build failed" >&2; exit 1; }
+  echo "tessera: kube-controller-manager added $(( $(date +%s) - kcm_start ))s" >&2
+fi
 rm -rf "$out"; mv "$tmp" "$out"
 echo "tessera: control plane built in $(( $(date +%s) - start ))s into $out" >&2
 echo "$out"
