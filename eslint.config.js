@@ -7,7 +7,9 @@ export default tseslint.config(
       "**/dist/**",
       "**/node_modules/**",
       "**/tools/controlplane/**",
-      "templates/**/files/**",
+      // Rendered and compiled by the CLI tests; their __TOKENS__ are not code.
+      "templates/**",
+      "packages/cli/templates/**",
       "bench/results/**",
       "bench/**/.build/**",
     ],

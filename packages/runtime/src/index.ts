@@ -126,7 +126,12 @@ export { retryOnConflict, ConflictRetriesExhaustedError } from "./helpers/retry-
 export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
 export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";
 export { applyStatusIfChanged, containsFields } from "./helpers/status.js";
-export { CrdSchemaValidator, CrdSchemaValidators, toJsonSchema } from "./validation/crd-schema-validator.js";
+export {
+  CrdSchemaValidator,
+  CrdSchemaValidators,
+  toJsonSchema,
+  crdAjvOptions,
+} from "./validation/crd-schema-validator.js";
 export { validatingReconciler } from "./validation/schema-validating-reconciler.js";
 export { CustomResourceDefinitions, readCrdFile } from "./validation/custom-resource-definitions.js";
 export type { CustomResourceDefinition } from "./validation/custom-resource-definitions.js";

@@ -9,6 +9,7 @@ import {
   type ControlPlaneBinaries,
 } from "./binaries.js";
 import { generateControlPlaneCertificates, type ControlPlaneCertificates } from "./certificates.js";
+import { installCrds } from "./crds.js";
 import { freePort } from "./free-port.js";
 import { ManagedProcess } from "./child-process.js";
 
@@ -35,6 +36,13 @@ export interface ControlPlaneOptions {
    * {@link defaultControllers}.
    */
   controllerManager?: boolean | ControllerManagerOptions;
+  /**
+   * CustomResourceDefinition files or directories to install (see
+   * {@link installCrds}) once the apiserver is ready and before the
+   * controller manager starts, so its garbage collector knows the kinds from
+   * the start (it rediscovers kinds only every 30 s).
+   */
+  crds?: string[];
 }
 
 /** Options for the kube-controller-manager a {@link ControlPlane} runs. */
@@ -152,6 +160,11 @@ export class ControlPlane {
     return !!this.options.controllerManager;
   }
 
+  /** Whether its kube-controller-manager process is running now. */
+  get controllerManagerRunning(): boolean {
+    return this.controllerManager?.running ?? false;
+  }
+
   /** How many of this control plane's processes are running (0 after stop or a failed start). */
   get runningProcesses(): number {
     return this.processes.size;
@@ -253,6 +266,7 @@ export class ControlPlane {
       );
       await this.launch(this.apiserver, () => this.apiserverReady());
       this.config = this.buildKubeConfig();
+      if (this.options.crds?.length) await installCrds(this, ...this.options.crds);
       if (kcm) await this.startControllerManager(binaries.kubeControllerManager!, kcm === true ? {} : kcm);
     } catch (err) {
       const kept = await this.stop({ keepLogs: true });

@@ -20,6 +20,14 @@ export interface SchemaValidation<T> {
   readonly defaulted: T;
 }
 
+/** The ajv options a CRD schema is compiled with, at start-up or ahead of time. */
+export const crdAjvOptions = Object.freeze({
+  allErrors: true,
+  strict: false,
+  useDefaults: true,
+  validateFormats: false,
+} as const);
+
 /**
  * Converts a structural schema (Kubernetes' OpenAPI v3 subset with its
  * extensions) into the JSON Schema ajv checks: `nullable` becomes a null
@@ -93,8 +101,18 @@ export class CrdSchemaValidator {
   private readonly check: ValidateFunction;
 
   constructor(schema: StructuralSchema) {
-    const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, validateFormats: false });
-    this.check = ajv.compile(toJsonSchema(schema));
+    this.check = new Ajv(crdAjvOptions).compile(toJsonSchema(schema));
+  }
+
+  /**
+   * A validator from a function ajv compiled ahead of time (ajv's standalone
+   * code, with {@link crdAjvOptions}, of {@link toJsonSchema}'s output), as
+   * `tessera generate` writes: no schema compile at start-up.
+   */
+  static fromCompiled(check: ValidateFunction): CrdSchemaValidator {
+    const validator = Object.create(CrdSchemaValidator.prototype) as { check: ValidateFunction };
+    validator.check = check;
+    return validator as unknown as CrdSchemaValidator;
   }
 
   validate<T extends KubeObject>(object: T): SchemaValidation<T> {

@@ -1,0 +1,88 @@
+import { isObject, type KindSchema, type SchemaNode } from "./schema-file.js";
+
+/** One `additionalPrinterColumns` entry. */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+/**
+ * The printer columns a schema asks for with `x-tessera-print` on its
+ * properties, in document order, then `Age` (kubectl drops its own Age column
+ * once a CRD names any).
+ */
+export function printerColumns(schema: KindSchema): PrinterColumn[] {
+  const columns: PrinterColumn[] = [];
+  const visit = (node: SchemaNode, jsonPath: string) => {
+    const print = node["x-tessera-print"];
+    if (print !== undefined && jsonPath) {
+      const spec = typeof print === "string" ? { name: print } : isObject(print) ? print : {};
+      const column: PrinterColumn = {
+        name: typeof spec["name"] === "string" ? spec["name"] : jsonPath.split(".").pop()!,
+        type: columnType(node),
+        jsonPath: typeof spec["jsonPath"] === "string" ? spec["jsonPath"] : jsonPath,
+      };
+      if (typeof node["description"] === "string") column.description = node["description"];
+      if (typeof spec["priority"] === "number") column.priority = spec["priority"];
+      if (typeof spec["type"] === "string") column.type = spec["type"];
+      columns.push(column);
+    }
+    const properties = node["properties"];
+    if (isObject(properties)) {
+      for (const [name, sub] of Object.entries(properties))
+        if (isObject(sub)) visit(sub, `${jsonPath}.${name}`);
+    }
+  };
+  visit(schema.raw, "");
+  columns.push({ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" });
+  return columns;
+}
+
+function columnType(node: SchemaNode): string {
+  if (node["type"] === "string" && node["format"] === "date-time") return "date";
+  if (node["type"] === "integer" || node["type"] === "number" || node["type"] === "boolean")
+    return node["type"];
+  return "string";
+}
+
+/**
+ * The CustomResourceDefinition of one kind: one served and stored version,
+ * the status subresource when the schema has a `status` property, printer
+ * columns, and the schema itself.
+ */
+export function customResourceDefinition(schema: KindSchema): Record<string, unknown> {
+  const { header, names } = schema;
+  const properties = isObject(schema.openAPIV3Schema["properties"])
+    ? schema.openAPIV3Schema["properties"]
+    : {};
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${names.plural}.${header.group}` },
+    spec: {
+      group: header.group,
+      names: {
+        kind: names.kind,
+        listKind: names.listKind,
+        plural: names.plural,
+        singular: names.singular,
+        ...(header.shortNames ? { shortNames: [...header.shortNames] } : {}),
+        ...(header.categories ? { categories: [...header.categories] } : {}),
+      },
+      scope: header.scope,
+      versions: [
+        {
+          name: header.version,
+          served: true,
+          storage: true,
+          ...("status" in properties ? { subresources: { status: {} } } : {}),
+          additionalPrinterColumns: printerColumns(schema),
+          schema: { openAPIV3Schema: schema.openAPIV3Schema },
+        },
+      ],
+    },
+  };
+}

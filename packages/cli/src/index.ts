@@ -1,0 +1,23 @@
+/**
+ * @tessera/cli: the `tessera` command, and the same steps as functions:
+ * scaffold an operator project from templates/ ({@link newProject}), add a
+ * kind ({@link createApi}), and regenerate its CRDs, TypeScript types, ajv
+ * validators and least-privilege RBAC from one schema per kind and the
+ * controllers' declarations ({@link generate}).
+ */
+export { buildProgram } from "./program.js";
+export { CliError } from "./cli-error.js";
+export { newProject } from "./new-project.js";
+export type { NewProjectOptions, NewProjectResult } from "./new-project.js";
+export { createApi } from "./create-api.js";
+export type { CreateApiOptions } from "./create-api.js";
+export { generate } from "./generate.js";
+export type { GenerateOptions, GenerateResult } from "./generate.js";
+export { readKindSchema, structuralProblems } from "./schema-file.js";
+export type { KindSchema, KindHeader, SchemaNode } from "./schema-file.js";
+export { customResourceDefinition, printerColumns } from "./crd.js";
+export type { PrinterColumn } from "./crd.js";
+export { deriveRules, rbacManifests } from "./rbac.js";
+export type { PolicyRule, ControllerDeclaration, DerivedRules, ResourceRef } from "./rbac.js";
+export { checkKind, checkGroup, checkVersion, checkProjectName, kindNames, pluralize } from "./names.js";
+export type { KindNames } from "./names.js";

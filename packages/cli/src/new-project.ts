@@ -1,0 +1,138 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { CliError } from "./cli-error.js";
+import { generate } from "./generate.js";
+import { checkGroup, checkProjectName, checkVersion, kindNames } from "./names.js";
+import { DIRECT_PACKAGES, packTessera, TESSERA_PACKAGES, type TesseraSource } from "./tessera-packages.js";
+import { renderTemplates, templatesDir } from "./templates.js";
+
+/** What `tessera new` is asked for. */
+export interface NewProjectOptions {
+  readonly dir: string;
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly mode: "leader" | "sharded";
+  /** Default: the directory's name. */
+  readonly name?: string;
+  /** Default: the project name. */
+  readonly namespace?: string;
+  /** Write into a non-empty directory, overwriting what the templates name. */
+  readonly force?: boolean;
+  /** A Tessera checkout or a directory of packed tarballs; else the registry at `tesseraRange`. */
+  readonly tesseraPackages?: string;
+  readonly tesseraRange?: string;
+  /** Run `npm install` and `tessera generate` (default true). */
+  readonly install?: boolean;
+  readonly packageManager?: "npm";
+  readonly log?: (line: string) => void;
+}
+
+/** What `tessera new` wrote. */
+export interface NewProjectResult {
+  readonly dir: string;
+  readonly files: string[];
+}
+
+/**
+ * Scaffolds an operator project from templates/: the project files, one kind
+ * (schema, reconciler, test), tessera.json; then installs its dependencies and
+ * runs {@link generate}, so `npm test` passes as generated.
+ */
+export async function newProject(options: NewProjectOptions): Promise<NewProjectResult> {
+  const log = options.log ?? (() => {});
+  const dir = resolve(options.dir);
+  const name = options.name ?? basename(dir);
+  checkProjectName(name);
+  checkGroup(options.group);
+  checkVersion(options.version);
+  const names = kindNames(options.kind);
+  const namespace = options.namespace ?? name;
+  if (existsSync(dir) && readdirSync(dir).length > 0 && !options.force) {
+    throw new CliError(
+      `${dir} is not empty; choose a new directory, or pass --force to write the project's files into it`,
+    );
+  }
+
+  const templates = templatesDir();
+  const source: TesseraSource = options.tesseraPackages
+    ? { type: "tarballs", files: new Map() }
+    : { type: "registry", range: options.tesseraRange ?? "^0.1.0" };
+  if (source.type === "tarballs") {
+    log(`packing @tessera from ${options.tesseraPackages!} into vendor/tessera/`);
+    for (const [k, v] of packTessera(resolve(options.tesseraPackages!), dir, log)) source.files.set(k, v);
+  }
+  const vars: Record<string, string> = {
+    NAME: name,
+    NAMESPACE: namespace,
+    MODE: options.mode,
+    GROUP: options.group,
+    VERSION: options.version,
+    KIND: names.kind,
+    SINGULAR: names.singular,
+    PLURAL: names.plural,
+    HANDLE: names.handle,
+    REPLICAS: options.mode === "sharded" ? "3" : "2",
+    EXTRA_RESOURCES: options.mode === "sharded" ? "\n  - horizontal-pod-autoscaler.yaml" : "",
+    INSTALL_ROUTE: installRoute(source),
+    ...Object.fromEntries(TESSERA_PACKAGES.map((p) => [`TESSERA:${p}`, spec(source, p)])),
+  };
+  const flags = new Set<string>([options.mode]);
+  const files = [
+    ...renderTemplates(join(templates, "operator"), dir, vars, flags, !!options.force),
+    ...renderTemplates(join(templates, "api"), dir, vars, flags, !!options.force),
+  ];
+  const config = { name, namespace, mode: options.mode };
+  writeFileSync(join(dir, "tessera.json"), JSON.stringify(config, null, 2) + "\n");
+  files.push("tessera.json");
+  addOverrides(dir, source);
+
+  if (options.install ?? true) {
+    log("installing dependencies (npm install)");
+    const result = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: dir,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    if (result.status !== 0) {
+      throw new CliError(
+        `npm install failed in ${dir} (exit ${result.status}); fix what it says above, then run npm install and npx tessera generate there`,
+        1,
+      );
+    }
+    log("generating the CRD, types, validators and RBAC (tessera generate)");
+    const generated = await generate({ dir, log });
+    files.push(...generated.changed);
+  }
+  return { dir, files: [...new Set(files)].sort() };
+}
+
+function spec(source: TesseraSource, pkg: string): string {
+  return source.type === "registry" ? source.range : `file:${source.files.get(pkg)!}`;
+}
+
+/** The packages the project does not name itself come from the same tarballs (npm `overrides`). */
+function addOverrides(dir: string, source: TesseraSource): void {
+  if (source.type === "registry") return;
+  const file = join(dir, "package.json");
+  const pkg = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  pkg["overrides"] = Object.fromEntries(
+    TESSERA_PACKAGES.filter((p) => !DIRECT_PACKAGES.has(p)).map((p) => [
+      `@tessera/${p}`,
+      `file:${source.files.get(p)!}`,
+    ]),
+  );
+  writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
+}
+
+function installRoute(source: TesseraSource): string {
+  return source.type === "registry"
+    ? `From the npm registry, at \`${source.range}\` (see \`package.json\`).`
+    : [
+        "From tarballs packed from a Tessera checkout into `vendor/tessera/` (the",
+        "packages are not published yet): `package.json` names them as `file:`",
+        "dependencies, and `overrides` points the packages they depend on at the",
+        "same tarballs. Once @tessera is on the registry, replace each `file:` spec",
+        "with a semver range such as `^0.1.0`, drop `overrides` and `vendor/`.",
+      ].join("\n");
+}

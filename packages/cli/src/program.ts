@@ -1,0 +1,139 @@
+import { readdirSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { Command, Option } from "commander";
+import { CliError } from "./cli-error.js";
+import { createApi } from "./create-api.js";
+import { generate } from "./generate.js";
+import { newProject } from "./new-project.js";
+import { readKindSchema } from "./schema-file.js";
+import { ask, mayPrompt } from "./prompts.js";
+import { tesseraCheckout } from "./tessera-packages.js";
+
+const log = (line: string) => process.stderr.write(`tessera: ${line}\n`);
+
+/** The `tessera` command line, as a commander program (exported for tests and embedding). */
+export function buildProgram(): Command {
+  const program = new Command("tessera")
+    .description("Scaffold, generate and run Kubernetes operators written with Tessera")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  program
+    .command("new")
+    .description("scaffold an operator project: one custom resource, its reconciler, tests, deploy manifests")
+    .argument("<dir>", "the directory to create (its name is the project's name unless --name)")
+    .option("--group <group>", "API group of the custom resource, a DNS subdomain you own", undefined)
+    .option("--version <version>", "API version (v1alpha1, v1beta1, v1, ...)", undefined)
+    .option("--kind <Kind>", "kind of the custom resource, UpperCamelCase", undefined)
+    .addOption(new Option("--sharded", "run the controllers sharded across replicas").conflicts("leader"))
+    .addOption(
+      new Option("--leader", "run the controllers on the elected leader (default)").conflicts("sharded"),
+    )
+    .option("--name <name>", "project name (npm package, Deployment); default: the directory's name")
+    .option("--namespace <ns>", "namespace it deploys to; default: the project name")
+    .addOption(new Option("--package-manager <pm>", "package manager").choices(["npm"]).default("npm"))
+    .option(
+      "--tessera-packages <path>",
+      "install @tessera from a Tessera checkout (packed) or a directory of its tarballs instead of the registry; default: the checkout this CLI runs from, if any",
+    )
+    .option("--tessera-version <range>", "semver range of @tessera on the registry", "^0.1.0")
+    .option("--no-install", "write the files only (no npm install, no generate)")
+    .option("--force", "write into a non-empty directory")
+    .option("-y, --yes", "never prompt: take defaults for what is not given")
+    .action(async (dir: string, o: Record<string, string | boolean | undefined>) => {
+      const prompt = mayPrompt(o["yes"] as boolean | undefined);
+      const value = async (key: string, question: string, fallback: string) =>
+        (o[key] as string | undefined) ?? (prompt ? await ask(question, fallback) : fallback);
+      const group = await value("group", "API group", "example.com");
+      const version = await value("version", "API version", "v1alpha1");
+      const kind = await value("kind", "Kind", "Widget");
+      const mode = o["sharded"] ? "sharded" : "leader";
+      const packages = (o["tesseraPackages"] as string | undefined) ?? tesseraCheckout();
+      const result = await newProject({
+        dir,
+        group,
+        version,
+        kind,
+        mode,
+        ...(o["name"] ? { name: o["name"] as string } : {}),
+        ...(o["namespace"] ? { namespace: o["namespace"] as string } : {}),
+        force: !!o["force"],
+        install: o["install"] !== false,
+        ...(packages ? { tesseraPackages: packages } : { tesseraRange: o["tesseraVersion"] as string }),
+        log,
+      });
+      const rel = relative(process.cwd(), result.dir) || ".";
+      process.stdout.write(
+        `created ${rel}: ${kind} (${group}/${version}), ${mode} mode, ${result.files.length} files\n\n` +
+          `  cd ${rel}\n  npm test          # generated files current, compile, tests on a real control plane\n` +
+          `  npx tessera create api <Kind>   # another kind\n`,
+      );
+    });
+
+  const create = program.command("create").description("add to an existing project");
+  create
+    .command("api")
+    .description("add a kind: its schema, a reconciler and a test; then regenerate")
+    .argument("<Kind>", "kind of the new custom resource, UpperCamelCase", (v: string) => v)
+    .option("--group <group>", "API group; default: the group of the project's first schema")
+    .option("--version <version>", "API version", "v1alpha1")
+    .option("--plural <plural>", "resource name; default: the kind's English plural, lower case")
+    .option("--dir <dir>", "the project's root", ".")
+    .option("--no-generate", "do not run tessera generate afterwards")
+    .action(
+      async (
+        kind: string,
+        o: { group?: string; version: string; plural?: string; dir: string; generate: boolean },
+      ) => {
+        const group = o.group ?? projectGroup(o.dir);
+        const files = createApi({
+          dir: o.dir,
+          kind,
+          group,
+          version: o.version,
+          ...(o.plural ? { plural: o.plural } : {}),
+        });
+        for (const f of files) process.stdout.write(`created ${f}\n`);
+        if (o.generate) await runGenerate(o.dir, false);
+      },
+    );
+
+  program
+    .command("generate")
+    .description("regenerate CRDs, TypeScript types, validators and RBAC from schemas/ and the controllers")
+    .option("--dir <dir>", "the project's root", ".")
+    .option("--check", "change nothing; exit 1 when a generated file is stale (for CI)")
+    .action(async (o: { dir: string; check?: boolean }) => runGenerate(o.dir, !!o.check));
+
+  return program;
+}
+
+async function runGenerate(dir: string, check: boolean): Promise<void> {
+  const result = await generate({ dir: resolve(dir), check, log });
+  if (check) {
+    if (result.changed.length) {
+      throw new CliError(
+        `generated files are stale (run \`tessera generate\`):\n${result.changed.map((f) => `  ${f}`).join("\n")}`,
+        1,
+      );
+    }
+    process.stdout.write(`generated files are current (${result.unchanged.length} checked)\n`);
+    return;
+  }
+  for (const f of result.changed) process.stdout.write(`wrote ${f}\n`);
+  process.stdout.write(`${result.changed.length} written, ${result.unchanged.length} unchanged\n`);
+}
+
+function projectGroup(dir: string): string {
+  const schemas = join(dir, "schemas");
+  let first: string | undefined;
+  try {
+    first = readdirSync(schemas)
+      .filter((f) => f.endsWith(".schema.json"))
+      .sort()[0];
+  } catch {
+    // no schemas/ yet
+  }
+  if (!first) throw new CliError("the project has no schema to take the group from; pass --group");
+  return readKindSchema(join(schemas, first)).header.group;
+}

@@ -1,0 +1,59 @@
+import { strict as assert } from "node:assert";
+import { deriveRules, type ControllerDeclaration } from "../src/index.js";
+
+const widget = { group: "example.com", plural: "widgets" };
+const configMaps = { group: "", plural: "configmaps" };
+
+describe("RBAC derivation", () => {
+  it("reads for kinds, updates their status and finalizers, writes owned kinds, reads watched ones", () => {
+    const controllers: ControllerDeclaration[] = [
+      {
+        name: "widget",
+        mode: "leader",
+        for: widget,
+        owns: [configMaps],
+        watches: [{ group: "", plural: "secrets" }],
+      },
+    ];
+    const { cluster, namespace } = deriveRules(controllers);
+    assert.deepEqual(cluster, [
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+      },
+      { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+      { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["example.com"], resources: ["widgets/finalizers"], verbs: ["update"] },
+      { apiGroups: ["example.com"], resources: ["widgets/status"], verbs: ["get", "patch", "update"] },
+    ]);
+    assert.deepEqual(namespace, [
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] },
+    ]);
+  });
+
+  it("merges what two controllers need, and gives a sharded ring its Leases and ConfigMap", () => {
+    const gadget = { group: "example.com", plural: "gadgets" };
+    const { cluster, namespace } = deriveRules([
+      { name: "widget", mode: "sharded", for: widget, owns: [configMaps], watches: [] },
+      { name: "gadget", mode: "sharded", for: gadget, owns: [configMaps], watches: [widget] },
+    ]);
+    assert.deepEqual(
+      cluster.find((r) => r.resources.includes("widgets")),
+      { apiGroups: ["example.com"], resources: ["gadgets", "widgets"], verbs: ["get", "list", "watch"] },
+    );
+    assert.equal(cluster.filter((r) => r.resources.includes("configmaps")).length, 1);
+    assert.deepEqual(
+      namespace.map((r) => r.resources[0]),
+      ["configmaps", "leases"],
+    );
+  });
+
+  it("asks for nothing in its namespace when every controller runs on every replica", () => {
+    const { namespace } = deriveRules([
+      { name: "w", mode: "every-replica", for: widget, owns: [], watches: [] },
+    ]);
+    assert.deepEqual(namespace, []);
+  });
+});

@@ -1,0 +1,65 @@
+import type { Clock } from "@tessera/core";
+import { ConfigMaps } from "@tessera/reflector";
+import {
+  applyStatusIfChanged,
+  isNotFound,
+  setCondition,
+  setControllerReference,
+  Tokens,
+  type Client,
+  type ControllerBuilder,
+  type ReconcileContext,
+  type ReconcilerPlugin,
+  type Request,
+} from "@tessera/runtime";
+import { __HANDLE__, type __KIND__ } from "../generated/__SINGULAR__.js";
+
+/**
+ * Keeps a ConfigMap holding each __KIND__'s `spec.data`, owned by the __KIND__
+ * (so it is garbage-collected with it), and reports in `status` how many keys
+ * it holds and a Ready condition.
+ */
+export class __KIND__Reconciler implements ReconcilerPlugin<__KIND__> {
+  static readonly inject = [Tokens.Client, Tokens.Clock] as const;
+  constructor(
+    private readonly client: Client,
+    private readonly clock: Clock,
+  ) {}
+
+  controller(on: ControllerBuilder) {
+    return on.for(__HANDLE__).owns(ConfigMaps);
+  }
+
+  async reconcile({ name, namespace }: Request, ctx: ReconcileContext<__KIND__>) {
+    const object = ctx.current(); // from the cache; undefined once deleted
+    if (!object || object.spec?.paused) return;
+    const data = object.spec?.data ?? {};
+    const configMap = setControllerReference(object, { metadata: { name, namespace }, data });
+    await this.client.apply(ConfigMaps, configMap, { force: true, signal: ctx.signal });
+
+    const generation = object.metadata?.generation;
+    const { conditions } = setCondition(
+      object.status?.conditions,
+      {
+        type: "Ready",
+        status: "True",
+        reason: "ConfigMapApplied",
+        message: `ConfigMap ${name} holds spec.data`,
+        observedGeneration: generation,
+      },
+      this.clock.wallTime(),
+    );
+    try {
+      await applyStatusIfChanged(
+        this.client,
+        __HANDLE__,
+        object,
+        { observedGeneration: generation, keys: Object.keys(data).length, conditions },
+        { signal: ctx.signal },
+      );
+    } catch (err) {
+      if (isNotFound(err)) return; // deleted since the cache was read: nothing left to report
+      throw err;
+    }
+  }
+}
