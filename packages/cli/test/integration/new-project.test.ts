@@ -3,11 +3,13 @@
 // generated project's own `npm test` against a real control plane, then
 // `tessera create api` and `tessera generate`, and the bad inputs.
 import { strict as assert } from "node:assert";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import { eventually, useControlPlane, type ControlPlane } from "@tessera/testenv";
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), "../../src/bin.js");
 
@@ -143,4 +145,194 @@ describe("tessera new, as a user runs it", function () {
     assert.equal(notStructural.status, 2);
     assert.match(notStructural.out, /not structural[\s\S]*\.properties\.spec\.properties\.amount: no type/);
   });
+
+  // Last, on the project as the steps above left it (two kinds, both compiled).
+  describe("its generated RBAC, as the operator's own ServiceAccount", function () {
+    // OwnerReferencesPermissionEnforcement makes the finalizers rule count, as
+    // it does on clusters that enable it (OpenShift among them).
+    const env = useControlPlane({
+      apiserverFlags: ["--enable-admission-plugins=OwnerReferencesPermissionEnforcement"],
+      crds: [join(project, "deploy/base/crds")],
+    });
+    const namespace = "shop-operator";
+    let kubeconfig: string;
+    let roles: { kind: "ClusterRole" | "Role"; doc: RoleDoc }[];
+    let round = 0;
+
+    before(async () => {
+      await admin(env.cp, "POST", "/api/v1/namespaces", { metadata: { name: namespace } });
+      await admin(env.cp, "POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+        metadata: { name: "shop-operator" },
+      });
+      const docs = parseAllDocuments(readFileSync(join(project, "deploy/base/rbac.yaml"), "utf8")).map(
+        (d) => d.toJS() as RoleDoc,
+      );
+      for (const doc of docs) await applyRbac(env.cp, doc);
+      roles = docs
+        .filter((d) => d.kind === "ClusterRole" || d.kind === "Role")
+        .map((doc) => ({ kind: doc.kind as "ClusterRole" | "Role", doc }));
+      const token = (await admin(
+        env.cp,
+        "POST",
+        `/api/v1/namespaces/${namespace}/serviceaccounts/shop-operator/token`,
+        { spec: { expirationSeconds: 3600 } },
+      )) as { status: { token: string } };
+      kubeconfig = join(root, "operator.kubeconfig");
+      writeFileSync(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [
+            {
+              name: "c",
+              cluster: { server: env.cp.apiserverUrl, "certificate-authority-data": b64(env.cp.caPem) },
+            },
+          ],
+          users: [{ name: "sa", user: { token: token.status.token } }],
+          contexts: [{ name: "c", context: { cluster: "c", user: "sa" } }],
+          "current-context": "c",
+        }),
+      );
+    });
+
+    /** Starts the compiled operator as the ServiceAccount; its output is collected. */
+    function startOperator() {
+      const child = spawn(process.execPath, ["dist/src/main.js"], {
+        cwd: project,
+        env: {
+          ...process.env,
+          KUBECONFIG: kubeconfig,
+          TESSERA_NAMESPACE: namespace,
+          TESSERA_IDENTITY: `replica-${round}`,
+          TESSERA_HEALTH_BIND_ADDRESS: "0",
+          TESSERA_METRICS_BIND_ADDRESS: "0",
+          TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",
+        },
+      });
+      const output: string[] = [];
+      child.stdout.on("data", (c: Buffer) => output.push(c.toString()));
+      child.stderr.on("data", (c: Buffer) => output.push(c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      return {
+        output: () => output.join(""),
+        stop: async () => {
+          child.kill("SIGTERM");
+          return exited;
+        },
+      };
+    }
+
+    async function createObjects(): Promise<string> {
+      const name = `r${++round}`;
+      for (const plural of ["orders", "payments"]) {
+        await admin(env.cp, "POST", `/apis/shop.example.com/v1alpha1/namespaces/default/${plural}`, {
+          apiVersion: "shop.example.com/v1alpha1",
+          kind: plural === "orders" ? "Order" : "Payment",
+          metadata: { name },
+          spec: { data: { k: "v" } },
+        });
+      }
+      return name;
+    }
+
+    it("is enough: the operator reconciles both kinds and records events", async () => {
+      const operator = startOperator();
+      try {
+        const name = await createObjects();
+        for (const plural of ["orders", "payments"]) {
+          await eventually(
+            `${plural}/${name} is Ready (operator said: ${operator.output().slice(-2000)})`,
+            async () => {
+              const o = (await admin(
+                env.cp,
+                "GET",
+                `/apis/shop.example.com/v1alpha1/namespaces/default/${plural}/${name}`,
+              )) as {
+                status?: { conditions?: { type: string; status: string }[] };
+              };
+              return o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+            },
+            30_000,
+          );
+        }
+        await eventually("two ConfigMapApplied events", async () => {
+          const events = (await admin(env.cp, "GET", "/apis/events.k8s.io/v1/namespaces/default/events")) as {
+            items: { reason: string }[];
+          };
+          return events.items.filter((e) => e.reason === "ConfigMapApplied").length >= 2;
+        });
+        assert.doesNotMatch(operator.output(), /forbidden/i);
+      } finally {
+        assert.equal(await operator.stop(), 0, operator.output().slice(-2000));
+      }
+    });
+
+    it("is no more: without any one rule the operator fails, naming the missing permission", async function () {
+      for (const { kind, doc } of roles) {
+        for (let i = 0; i < doc.rules.length; i++) {
+          const rule = doc.rules[i]!;
+          const label = `${kind} rule ${rule.apiGroups[0] || "core"} ${rule.resources.join(",")} [${rule.verbs.join(",")}]`;
+          await applyRbac(env.cp, { ...doc, rules: doc.rules.filter((_, j) => j !== i) });
+          const operator = startOperator();
+          try {
+            await createObjects();
+            const resources = rule.resources.map((r) => r.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");
+            // The server names verb and resource ("cannot patch resource \"orders/status\""); the
+            // owner-reference admission plugin says which permission instead of naming it.
+            const named = rule.resources.every((r) => r.endsWith("/finalizers"))
+              ? /cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on/
+              : new RegExp(`cannot \\w+ resource \\\\?"(${resources})\\\\?"`);
+            await eventually(
+              `without the ${label}, an error naming it`,
+              () => named.test(operator.output()),
+              30_000,
+            );
+            console.log(`      without the ${label}: ${named.exec(operator.output())![0]}`);
+          } finally {
+            await operator.stop();
+            await applyRbac(env.cp, doc);
+          }
+        }
+      }
+    });
+  });
 });
+
+interface RoleDoc {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+}
+
+const b64 = (s: string) => Buffer.from(s).toString("base64");
+
+/** A request as the admin user; throws on a status other than 2xx. */
+async function admin(cp: ControlPlane, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await cp.raw(path, {
+    method,
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+  });
+  if (res.status < 200 || res.status > 299)
+    throw new Error(`${method} ${path}: HTTP ${res.status}: ${res.body}`);
+  return JSON.parse(res.body);
+}
+
+/** Server-side applies one RBAC document as the admin. */
+async function applyRbac(cp: ControlPlane, doc: RoleDoc): Promise<void> {
+  const plural = `${doc.kind.toLowerCase()}s`;
+  const ns = doc.metadata.namespace ? `/namespaces/${doc.metadata.namespace}` : "";
+  const res = await cp.raw(
+    `/apis/rbac.authorization.k8s.io/v1${ns}/${plural}/${doc.metadata.name}?fieldManager=test&force=true`,
+    {
+      method: "PATCH",
+      body: JSON.stringify(doc),
+      headers: { "content-type": "application/apply-patch+yaml" },
+    },
+  );
+  if (res.status !== 200 && res.status !== 201)
+    throw new Error(`apply ${doc.kind} ${doc.metadata.name}: HTTP ${res.status}: ${res.body}`);
+}

@@ -8,6 +8,7 @@ import {
   Tokens,
   type Client,
   type ControllerBuilder,
+  type EventRecorder,
   type ReconcileContext,
   type ReconcilerPlugin,
   type Request,
@@ -16,14 +17,15 @@ import { __HANDLE__, type __KIND__ } from "../generated/__SINGULAR__.js";
 
 /**
  * Keeps a ConfigMap holding each __KIND__'s `spec.data`, owned by the __KIND__
- * (so it is garbage-collected with it), and reports in `status` how many keys
- * it holds and a Ready condition.
+ * (so it is garbage-collected with it), reports in `status` how many keys it
+ * holds and a Ready condition, and records an Event when that status changes.
  */
 export class __KIND__Reconciler implements ReconcilerPlugin<__KIND__> {
-  static readonly inject = [Tokens.Client, Tokens.Clock] as const;
+  static readonly inject = [Tokens.Client, Tokens.Clock, Tokens.EventRecorder] as const;
   constructor(
     private readonly client: Client,
     private readonly clock: Clock,
+    private readonly events: EventRecorder,
   ) {}
 
   controller(on: ControllerBuilder) {
@@ -50,13 +52,21 @@ export class __KIND__Reconciler implements ReconcilerPlugin<__KIND__> {
       this.clock.wallTime(),
     );
     try {
-      await applyStatusIfChanged(
+      const { written } = await applyStatusIfChanged(
         this.client,
         __HANDLE__,
         object,
         { observedGeneration: generation, keys: Object.keys(data).length, conditions },
         { signal: ctx.signal },
       );
+      if (written) {
+        this.events.record(object, {
+          type: "Normal",
+          reason: "ConfigMapApplied",
+          action: "Apply",
+          note: `ConfigMap ${name} holds ${Object.keys(data).length} keys`,
+        });
+      }
     } catch (err) {
       if (isNotFound(err)) return; // deleted since the cache was read: nothing left to report
       throw err;
