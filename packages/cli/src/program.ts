@@ -8,6 +8,9 @@ import { newProject } from "./new-project.js";
 import { readKindSchema } from "./schema-file.js";
 import { ask, mayPrompt } from "./prompts.js";
 import { tesseraCheckout } from "./tessera-packages.js";
+import { readProjectConfig } from "./project-config.js";
+import { showShards } from "./shards-command.js";
+import { loadKubeConfig } from "@tessera/runtime";
 
 const log = (line: string) => process.stderr.write(`tessera: ${line}\n`);
 
@@ -105,7 +108,49 @@ export function buildProgram(): Command {
     .option("--check", "change nothing; exit 1 when a generated file is stale (for CI)")
     .action(async (o: { dir: string; check?: boolean }) => runGenerate(o.dir, !!o.check));
 
+  program
+    .command("shards")
+    .description("draw the shard rings of a sharded operator: each member's slots over the hash space")
+    .option(
+      "-n, --namespace <ns>",
+      "the operator's namespace; default: tessera.json's here, else the kubeconfig's, else default",
+    )
+    .option("--ring <ring>", "only this ring")
+    .option("--kubeconfig <file>", "default: KUBECONFIG, in-cluster, ~/.kube/config")
+    .option("--watch", "redraw on every change (Ctrl-C to stop)")
+    .option("--json", "print JSON (the assignment as published, and each member) for scripts")
+    .action(
+      async (o: {
+        namespace?: string;
+        ring?: string;
+        kubeconfig?: string;
+        watch?: boolean;
+        json?: boolean;
+      }) => {
+        const stop = new AbortController();
+        process.once("SIGINT", () => stop.abort());
+        await showShards({
+          namespace: o.namespace ?? (await defaultNamespace(o.kubeconfig)),
+          ...(o.ring ? { ring: o.ring } : {}),
+          ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+          json: !!o.json,
+          watch: !!o.watch,
+          signal: stop.signal,
+        });
+      },
+    );
+
   return program;
+}
+
+async function defaultNamespace(kubeconfig: string | undefined): Promise<string> {
+  try {
+    return readProjectConfig(process.cwd()).namespace;
+  } catch {
+    // not in a project
+  }
+  const loaded = await loadKubeConfig(kubeconfig ? { file: kubeconfig } : {});
+  return loaded.namespace ?? "default";
 }
 
 async function runGenerate(dir: string, check: boolean): Promise<void> {

@@ -12,8 +12,10 @@ export {
   MemberFencedError,
   memberLeaseName,
   ACKNOWLEDGED_EPOCH_ANNOTATION,
+  OBJECTS_CACHED_ANNOTATION,
+  SERVER_FILTERING_ANNOTATION,
 } from "./member-lease.js";
-export type { MemberLeaseOptions } from "./member-lease.js";
+export type { MemberLeaseOptions, MemberReport } from "./member-lease.js";
 
 export { createDequeueGuard } from "./dequeue-guard.js";
 export { InFlightReconciles } from "./in-flight-reconciles.js";

@@ -16,6 +16,18 @@ import { Milestone } from "./milestone.js";
 
 /** The annotation on a member Lease that carries the last epoch the member applied. */
 export const ACKNOWLEDGED_EPOCH_ANNOTATION = "sharding.tessera.dev/acknowledged-epoch";
+/** The annotation on a member Lease with how many objects its sharded cache held at the last renewal. */
+export const OBJECTS_CACHED_ANNOTATION = "sharding.tessera.dev/objects-cached";
+/** The annotation on a member Lease saying whether the server filters its watches by shard (`true`/`false`). */
+export const SERVER_FILTERING_ANNOTATION = "sharding.tessera.dev/server-filtering";
+
+/** What a member says about itself on its Lease, for tools such as `tessera shards`. */
+export interface MemberReport {
+  /** Objects in its sharded cache. */
+  objectsCached?: number;
+  /** Whether the server filters its lists and watches by shard; undefined until probed. */
+  serverFiltering?: boolean;
+}
 
 /** The name of a member's Lease: `<ring>-<identity>`. */
 export function memberLeaseName(ring: string, identity: string): string {
@@ -41,6 +53,8 @@ export interface MemberLeaseOptions extends Partial<LeaderElectionDurations>, In
   ring: string;
   /** This member's identity (for example the pod name); unique in the ring. */
   identity: string;
+  /** Read at each renewal and published as annotations; informational, never read by the ring. */
+  report?: () => MemberReport;
 }
 
 /**
@@ -72,6 +86,7 @@ export class MemberLease implements Runnable {
   private writing: Promise<void> = Promise.resolve();
   private ran = false;
   private readonly holding = new Milestone();
+  private readonly report: (() => MemberReport) | undefined;
 
   /** @throws LeaderElectionConfigError when the durations break leaseDuration > renewDeadline > 1.2 × retryPeriod */
   constructor(options: MemberLeaseOptions) {
@@ -82,6 +97,7 @@ export class MemberLease implements Runnable {
     this.ring = options.ring;
     this.identity = options.identity;
     this.name = memberLeaseName(options.ring, options.identity);
+    this.report = options.report;
     const tools = resolveInstrumentation(options, "@tessera/sharding");
     this.clock = tools.clock;
     this.logger = tools.logger;
@@ -268,6 +284,11 @@ export class MemberLease implements Runnable {
     const annotations = { ...base?.metadata?.annotations };
     if (this.acknowledged !== undefined)
       annotations[ACKNOWLEDGED_EPOCH_ANNOTATION] = String(this.acknowledged);
+    const report = this.report?.();
+    if (report?.objectsCached !== undefined)
+      annotations[OBJECTS_CACHED_ANNOTATION] = String(report.objectsCached);
+    if (report?.serverFiltering !== undefined)
+      annotations[SERVER_FILTERING_ANNOTATION] = String(report.serverFiltering);
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",

@@ -13,7 +13,7 @@ import type { LeaderElectionDurations } from "@tessera/leader-election";
 import { activeSlotsOf } from "./assignment.js";
 import { ConfigMapAssignmentStore, type VersionedAssignment } from "./assignment-store.js";
 import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
-import { MemberLease } from "./member-lease.js";
+import { MemberLease, type MemberReport } from "./member-lease.js";
 import { Milestone } from "./milestone.js";
 import { MemberMetrics } from "./sharding-metrics.js";
 import { SlotSpace } from "./slot-space.js";
@@ -56,6 +56,8 @@ export interface ShardMemberOptions extends Partial<LeaderElectionDurations>, In
   leases?: LeaseClient;
   /** Where the assignment is read; default `ConfigMap <namespace>/<ring>-assignment`. */
   store?: AssignmentReader;
+  /** What the member publishes about itself on its Lease at each renewal (objects cached, server filtering). */
+  report?: () => MemberReport;
 }
 
 /**

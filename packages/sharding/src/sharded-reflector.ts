@@ -33,6 +33,8 @@ import { ShardSelectorError } from "./shard-selector-error.js";
 import { ShardedReflectorMetrics } from "./sharding-metrics.js";
 import type { SlotSpace } from "./slot-space.js";
 
+/** How long the probe waits before asking again when the collection was empty. */
+const NO_OBJECTS_REPROBE_MS = 10_000;
 /**
  * Reflector settings passed to every range reflector unchanged (see
  * {@link ReflectorOptions}); the instrumentation comes from the sharded
@@ -451,12 +453,24 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
     while (!stop.aborted) {
       try {
         const probe = await probeServerFiltering(this.lw, this.field, stop);
+        if (probe.filters === undefined) {
+          // An empty collection cannot show filtering; ask again later.
+          this.tools.logger.debug("shardSelector probe: no objects to tell by yet", this.logFields);
+          await sleep(this.tools.clock, NO_OBJECTS_REPROBE_MS, stop);
+          continue;
+        }
         this.filtering = probe.filters;
         this.tools.logger.info(
           probe.filters
             ? "the server filters by shardSelector"
             : "the server does not filter by shardSelector (gate off or an older server); filtering client-side only",
-          { ...this.logFields, serverFiltering: probe.filters, sent: probe.sent, applied: probe.applied },
+          {
+            ...this.logFields,
+            serverFiltering: probe.filters,
+            evidence: probe.evidence,
+            sent: probe.sent,
+            applied: probe.applied,
+          },
         );
         return;
       } catch (err) {

@@ -2,6 +2,8 @@ import { strict as assert } from "node:assert";
 import { FakeClock } from "@tessera/core/testing";
 import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
+  OBJECTS_CACHED_ANNOTATION,
+  SERVER_FILTERING_ANNOTATION,
   LeaseError,
   MemberFencedError,
   MemberLease,
@@ -57,6 +59,39 @@ describe("MemberLease", () => {
     assert.equal(client.leases.get("web-pod-a")!.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION], "7");
     await lease.acknowledge(5); // never goes back
     assert.equal(lease.acknowledgedEpoch, 7);
+  });
+
+  it("publishes the member's report (objects cached, server filtering) with each renewal", async () => {
+    const clock = new FakeClock();
+    const client = new InMemoryLeaseClient();
+    let report: { objectsCached?: number; serverFiltering?: boolean } = {};
+    const lease = new MemberLease({
+      client,
+      ring: "web",
+      identity: "pod-a",
+      clock,
+      ...durations,
+      report: () => report,
+    });
+    const stop = new AbortController();
+    const running = lease.run(stop.signal);
+    await lease.acquired();
+    const annotations = () => client.leases.get("web-pod-a")!.metadata?.annotations ?? {};
+    assert.equal(
+      annotations()[OBJECTS_CACHED_ANNOTATION],
+      undefined,
+      "nothing to say before the first report",
+    );
+    report = { objectsCached: 1234, serverFiltering: true };
+    await clock.advance(2_000);
+    assert.equal(annotations()[OBJECTS_CACHED_ANNOTATION], "1234");
+    assert.equal(annotations()[SERVER_FILTERING_ANNOTATION], "true");
+    report = { objectsCached: 17, serverFiltering: false };
+    await clock.advance(2_000);
+    assert.equal(annotations()[OBJECTS_CACHED_ANNOTATION], "17");
+    assert.equal(annotations()[SERVER_FILTERING_ANNOTATION], "false");
+    stop.abort();
+    await running;
   });
 
   it("fences itself renewDeadline after the last successful renewal and stops renewing", async () => {

@@ -89,6 +89,13 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
       ...ring,
       ...options.durations,
       onAssignment: ({ active, lost }) => this.reassign(active, lost),
+      // Published on the member Lease for `tessera shards`.
+      report: () => ({
+        objectsCached: this.informer.lister.size,
+        ...(this.reflector?.serverFiltering !== undefined
+          ? { serverFiltering: this.reflector.serverFiltering }
+          : {}),
+      }),
     });
     this.coordinator = new RingCoordinator({
       ...ring,
