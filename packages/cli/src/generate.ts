@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -10,11 +9,11 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import { CliError } from "./cli-error.js";
+import { compileProject } from "./compile-project.js";
 import { readControllerDeclarations } from "./controller-declarations.js";
 import { customResourceDefinition } from "./crd.js";
 import { readProjectConfig } from "./project-config.js";
@@ -106,7 +105,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   try {
     for (const [path, content] of files) writeIfChanged(join(work, path), content);
     log("compiling the project to read its controllers' declarations");
-    compile(work);
+    compileProject(work);
     const controllers = await readControllerDeclarations(work, config.mode);
     const rules = deriveRules(controllers);
     files.set(
@@ -188,23 +187,4 @@ function scratchCopy(dir: string): string {
   if (existsSync(join(dir, "node_modules")))
     symlinkSync(join(dir, "node_modules"), join(work, "node_modules"), "dir");
   return work;
-}
-
-function compile(dir: string): void {
-  let tsc: string;
-  try {
-    tsc = createRequire(join(dir, "package.json")).resolve("typescript/bin/tsc");
-  } catch {
-    throw new CliError(`typescript is not installed in ${dir}: run npm install first`);
-  }
-  const result = spawnSync(process.execPath, [tsc, "-p", join(dir, "tsconfig.json")], {
-    cwd: dir,
-    encoding: "utf8",
-  });
-  if (result.status !== 0) {
-    throw new CliError(
-      `the project does not compile, so its controllers' declarations cannot be read:\n${(result.stdout + result.stderr).trim()}`,
-      1,
-    );
-  }
 }

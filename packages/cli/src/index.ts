@@ -27,3 +27,8 @@ export { renderRing } from "./render-ring.js";
 export type { RenderOptions } from "./render-ring.js";
 export { showShards } from "./shards-command.js";
 export type { ShardsOptions } from "./shards-command.js";
+export { terminalProgress, silentProgress } from "./progress.js";
+export type { Progress } from "./progress.js";
+export { runDev } from "./dev-command.js";
+export type { DevOptions } from "./dev-command.js";
+export { prettyLogLine } from "./log-pretty-printer.js";

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { CliError } from "./cli-error.js";
@@ -6,6 +6,7 @@ import { generate } from "./generate.js";
 import { checkGroup, checkProjectName, checkVersion, kindNames } from "./names.js";
 import { DIRECT_PACKAGES, packTessera, TESSERA_PACKAGES, type TesseraSource } from "./tessera-packages.js";
 import { renderTemplates, templatesDir } from "./templates.js";
+import { silentProgress, type Progress } from "./progress.js";
 
 /** What `tessera new` is asked for. */
 export interface NewProjectOptions {
@@ -26,7 +27,8 @@ export interface NewProjectOptions {
   /** Run `npm install` and `tessera generate` (default true). */
   readonly install?: boolean;
   readonly packageManager?: "npm";
-  readonly log?: (line: string) => void;
+  /** How long steps (packing, npm install, generate) are shown; default none. */
+  readonly progress?: Progress;
 }
 
 /** What `tessera new` wrote. */
@@ -41,7 +43,7 @@ export interface NewProjectResult {
  * runs {@link generate}, so `npm test` passes as generated.
  */
 export async function newProject(options: NewProjectOptions): Promise<NewProjectResult> {
-  const log = options.log ?? (() => {});
+  const progress = options.progress ?? silentProgress;
   const dir = resolve(options.dir);
   const name = options.name ?? basename(dir);
   checkProjectName(name);
@@ -60,8 +62,11 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
     ? { type: "tarballs", files: new Map() }
     : { type: "registry", range: options.tesseraRange ?? "^0.1.0" };
   if (source.type === "tarballs") {
-    log(`packing @tessera from ${options.tesseraPackages!} into vendor/tessera/`);
-    for (const [k, v] of packTessera(resolve(options.tesseraPackages!), dir, log)) source.files.set(k, v);
+    const from = resolve(options.tesseraPackages!);
+    const packed = await progress.step(`packing @tessera from ${from} into vendor/tessera/`, (detail) =>
+      packTessera(from, dir, detail),
+    );
+    for (const [k, v] of packed) source.files.set(k, v);
   }
   const vars: Record<string, string> = {
     NAME: name,
@@ -89,22 +94,43 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
   addOverrides(dir, source);
 
   if (options.install ?? true) {
-    log("installing dependencies (npm install)");
-    const result = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
-      cwd: dir,
-      stdio: ["ignore", "inherit", "inherit"],
-    });
-    if (result.status !== 0) {
-      throw new CliError(
-        `npm install failed in ${dir} (exit ${result.status}); fix what it says above, then run npm install and npx tessera generate there`,
-        1,
-      );
-    }
-    log("generating the CRD, types, validators and RBAC (tessera generate)");
-    const generated = await generate({ dir, log });
+    await progress.step("installing dependencies (npm install)", (detail) => npmInstall(dir, detail));
+    const generated = await progress.step(
+      "generating the CRD, types, validators and RBAC (tessera generate)",
+      (detail) => generate({ dir, log: detail }),
+    );
     files.push(...generated.changed);
   }
   return { dir, files: [...new Set(files)].sort() };
+}
+
+/** `npm install` in `dir`, its output lines passed to `detail`; kept whole for the error when it fails. */
+function npmInstall(dir: string, detail: (line: string) => void): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output: string[] = [];
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      output.push(text);
+      const last = text.trim().split("\n").pop();
+      if (last) detail(last);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("error", (err) => reject(new CliError(`could not run npm in ${dir}: ${err.message}`, 1)));
+    child.on("exit", (code) => {
+      if (code === 0) return resolvePromise();
+      reject(
+        new CliError(
+          `npm install failed in ${dir} (exit ${code}):\n${output.join("").trim().split("\n").slice(-20).join("\n")}\nFix what it says, then run npm install and npx tessera generate there.`,
+          1,
+        ),
+      );
+    });
+  });
 }
 
 function spec(source: TesseraSource, pkg: string): string {

@@ -8,8 +8,10 @@ import { newProject } from "./new-project.js";
 import { readKindSchema } from "./schema-file.js";
 import { ask, mayPrompt } from "./prompts.js";
 import { tesseraCheckout } from "./tessera-packages.js";
+import { terminalProgress } from "./progress.js";
 import { readProjectConfig } from "./project-config.js";
 import { showShards } from "./shards-command.js";
+import { runDev } from "./dev-command.js";
 import { loadKubeConfig } from "@tessera/runtime";
 
 const log = (line: string) => process.stderr.write(`tessera: ${line}\n`);
@@ -63,7 +65,7 @@ export function buildProgram(): Command {
         force: !!o["force"],
         install: o["install"] !== false,
         ...(packages ? { tesseraPackages: packages } : { tesseraRange: o["tesseraVersion"] as string }),
-        log,
+        progress: terminalProgress(),
       });
       const rel = relative(process.cwd(), result.dir) || ".";
       process.stdout.write(
@@ -107,6 +109,30 @@ export function buildProgram(): Command {
     .option("--dir <dir>", "the project's root", ".")
     .option("--check", "change nothing; exit 1 when a generated file is stale (for CI)")
     .action(async (o: { dir: string; check?: boolean }) => runGenerate(o.dir, !!o.check));
+
+  program
+    .command("dev")
+    .description(
+      "run the operator from source against a local control plane (or --kubeconfig's cluster), rebuilding and restarting on change",
+    )
+    .option("--dir <dir>", "the project's root", ".")
+    .option(
+      "--kubeconfig <file>",
+      "use this cluster instead of a local control plane (the CRDs are applied to it)",
+    )
+    .option("--no-watch", "do not rebuild on change")
+    .action(async (o: { dir: string; kubeconfig?: string; watch: boolean }) => {
+      const stop = new AbortController();
+      process.once("SIGINT", () => stop.abort());
+      process.once("SIGTERM", () => stop.abort());
+      await runDev({
+        dir: o.dir,
+        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        watch: o.watch,
+        signal: stop.signal,
+        progress: terminalProgress(),
+      });
+    });
 
   program
     .command("shards")

@@ -1,8 +1,11 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CliError } from "./cli-error.js";
+
+const run = promisify(execFile);
 
 /** The @tessera packages an operator project installs, in dependency order. */
 export const TESSERA_PACKAGES = [
@@ -38,7 +41,11 @@ export function tesseraCheckout(): string | undefined {
  * a directory of tarballs already, copies nothing and uses them. Returns
  * package -> path relative to the project, as `file:` specs take it.
  */
-export function packTessera(from: string, project: string, log: (line: string) => void): Map<string, string> {
+export async function packTessera(
+  from: string,
+  project: string,
+  log: (line: string) => void,
+): Promise<Map<string, string>> {
   const dest = join(project, "vendor/tessera");
   mkdirSync(dest, { recursive: true });
   const isCheckout = existsSync(join(from, "packages/runtime/package.json"));
@@ -49,13 +56,17 @@ export function packTessera(from: string, project: string, log: (line: string) =
       if (!existsSync(join(dir, "dist/src/index.js"))) {
         throw new CliError(`${dir} is not built: run \`npm run build\` in ${from} first`);
       }
-      log(`packing @tessera/${name}`);
-      const result = spawnSync("npm", ["pack", "--silent", "--pack-destination", dest], {
-        cwd: dir,
-        encoding: "utf8",
-      });
-      if (result.status !== 0) throw new CliError(`npm pack in ${dir} failed:\n${result.stderr}`, 1);
-      const tarball = result.stdout.trim().split("\n").pop()!;
+      log(`@tessera/${name}`);
+      let stdout: string;
+      try {
+        ({ stdout } = await run("npm", ["pack", "--silent", "--pack-destination", dest], { cwd: dir }));
+      } catch (err) {
+        throw new CliError(
+          `npm pack in ${dir} failed:\n${(err as { stderr?: string }).stderr ?? String(err)}`,
+          1,
+        );
+      }
+      const tarball = stdout.trim().split("\n").pop()!;
       files.set(name, relative(project, join(dest, tarball)));
     } else {
       const match = readdirSync(from).find((f) => new RegExp(`^tessera-${name}-\\d.*\\.tgz$`).test(f));

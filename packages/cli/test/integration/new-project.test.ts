@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
+import { ConfigMaps, defineResource, type KubeObject } from "@tessera/reflector";
+import { ApiClient, loadKubeConfig } from "@tessera/runtime";
 import { eventually, useControlPlane, type ControlPlane } from "@tessera/testenv";
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), "../../src/bin.js");
@@ -97,6 +99,48 @@ describe("tessera new, as a user runs it", function () {
     const test = npm(["test"], project);
     assert.equal(test.status, 0, test.out);
     assert.match(test.out, /8 passing/);
+  });
+
+  it("tessera dev runs it against a local control plane, and rebuilds and restarts it on a change", async () => {
+    const dev = spawn(process.execPath, [bin, "dev"], { cwd: project, env: { ...process.env, CI: "1" } });
+    let output = "";
+    dev.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    dev.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => dev.on("exit", (code) => resolve(code)));
+    const starts = () => output.split("starting the operator").length - 1;
+    try {
+      await eventually("dev is watching", () => output.includes("watching src/ and schemas/"), 120_000);
+      const client = new ApiClient(await loadKubeConfig({ file: join(project, ".tessera/kubeconfig") }), {
+        fieldManager: "test",
+      });
+      const Orders = defineResource<KubeObject>({
+        group: "shop.example.com",
+        version: "v1alpha1",
+        kind: "Order",
+        plural: "orders",
+        scope: "Namespaced",
+      });
+      const reconciled = async (name: string) => {
+        await client.create(Orders, {
+          metadata: { name, namespace: "default" },
+          spec: { data: { a: "1" } },
+        } as KubeObject);
+        await eventually(`${name}'s ConfigMap (dev said: ${output.slice(-1500)})`, async () => {
+          return (await client.get(ConfigMaps, { name, namespace: "default" })) !== undefined;
+        });
+      };
+      await reconciled("before-change");
+      assert.match(output, /INFO {2}\S.*logger=shop-operator/, "logs are pretty-printed");
+      const source = join(project, "src/controllers/order.ts");
+      writeFileSync(source, readFileSync(source, "utf8") + "\n// changed while tessera dev runs\n");
+      await eventually("dev restarted the operator", () => starts() === 2, 60_000);
+      assert.match(output, /src\/controllers\/order\.ts changed; rebuilding/);
+      await reconciled("after-change");
+    } finally {
+      dev.kill("SIGINT");
+      assert.equal(await exited, 0, output.slice(-2000));
+    }
+    assert.match(output, /stopping the local control plane/);
   });
 
   it("generate is idempotent, and --check fails after a schema edit until generate runs", () => {

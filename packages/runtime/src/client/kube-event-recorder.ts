@@ -209,6 +209,18 @@ export class KubeEventRecorder implements EventRecorder {
     for (const [key, s] of this.series) this.forget(key, s);
   }
 
+  /**
+   * Writes every series count not yet written (at once, not at its timer),
+   * then forgets them all, so a stopping manager leaves no timer behind and
+   * loses no count. Failures are logged as usual.
+   */
+  async flushAll(): Promise<void> {
+    const pending = [...this.series].filter(([, s]) => s.flush !== undefined);
+    for (const [, s] of pending) s.flush?.cancel();
+    await Promise.all(pending.map(([key, s]) => this.flush(key, s)));
+    this.close();
+  }
+
   private forget(key: string, s: Series): void {
     s.flush?.cancel();
     this.series.delete(key);

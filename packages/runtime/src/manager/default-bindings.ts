@@ -25,12 +25,18 @@ const Transport = token<KubeTransport>("tessera.internal.Transport");
  * that depend on others are bound as lazy singletons, so a binding a test
  * swaps before `run` (the clock, the KubeConfig) is the one they get.
  */
+/**
+ * Binds every default service. Returns what the manager runs once it has
+ * stopped: the default event recorder, if one was made, writes its pending
+ * series counts and drops its timers.
+ */
 export function bindDefaults(
   container: Container,
   config: ManagerConfig,
   kubeConfig: KubeConfigLike,
   options: ManagerOptions,
-): void {
+): () => Promise<void> {
+  let recorder: KubeEventRecorder | undefined;
   const constant = <T>(token: Token<T>, value: T) => container.bind<T>(token).toConstantValue(value);
   constant(Tokens.Config, config);
   constant(Tokens.KubeConfig, kubeConfig);
@@ -86,13 +92,16 @@ export function bindDefaults(
     .bind(Tokens.EventRecorder)
     .toDynamicValue(
       (ctx) =>
-        new KubeEventRecorder({
+        (recorder = new KubeEventRecorder({
           transport: use(ctx, Transport),
           clock: use(ctx, Tokens.Clock),
           logger: withFields(use(ctx, Tokens.Logger), { component: "events" }),
           controller: use(ctx, Tokens.Config).name,
           instance: use(ctx, Tokens.Config).identity,
-        }),
+        })),
     )
     .inSingletonScope();
+  return async () => {
+    await recorder?.flushAll();
+  };
 }

@@ -94,12 +94,19 @@ export class Manager implements Runnable, Syncable {
         ...(options.env ? { env: options.env } : {}),
       }));
     const container = new Container();
-    bindDefaults(container, config, kubeConfig, options);
-    return new Manager(container, config);
+    const flushDefaults = bindDefaults(container, config, kubeConfig, options);
+    return new Manager(container, config, flushDefaults);
   }
 
-  /** Use `Manager.create()`; this constructor takes a container already holding the default bindings. */
-  constructor(container: Container, config: ManagerConfig) {
+  /**
+   * Use `Manager.create()`; this constructor takes a container already holding
+   * the default bindings, and what to run once stopped (`bindDefaults`' result).
+   */
+  constructor(
+    container: Container,
+    config: ManagerConfig,
+    private readonly flushDefaults: () => Promise<void> = async () => {},
+  ) {
     this.container = container;
     this.config = config;
   }
@@ -267,6 +274,7 @@ export class Manager implements Runnable, Syncable {
     signal.removeEventListener("abort", onAbort);
     this.state = "stopped";
     for (const done of [...this.syncWaiters]) done(false);
+    await this.flushDefaults();
     for (const close of this.closers.splice(0)) close();
     logger.info("manager: stopped");
     if (failure !== undefined) throw failure;

@@ -59,6 +59,25 @@ describe("KubeEventRecorder (real API server)", function () {
     recorder.close();
   });
 
+  it("flushAll writes a pending series count at once and leaves no timer (what a stopping manager runs)", async () => {
+    const ns = await createNamespace(env.cp, "flush");
+    const object = await subject(env.cp, ns);
+    // A flush timer far longer than the test: only flushAll can write the count in time.
+    const recorder = recorderFor(env.cp, { seriesFlushMs: 3_600_000 });
+    const path = `/apis/events.k8s.io/v1/namespaces/${ns}/events`;
+    const event = { type: "Normal", reason: "Synced", action: "Reconcile", note: "in sync" } as const;
+    recorder.record(object, event);
+    await eventually("the Event exists", async () => (await list(env.cp, path)).length === 1);
+    for (let i = 0; i < 4; i++) recorder.record(object, event);
+    await recorder.flushAll();
+    const items = await list(env.cp, path);
+    assert.equal((items[0]?.["series"] as { count?: number } | undefined)?.count, 5);
+    // Nothing left to write later: a second flush makes no request.
+    const before = await apiRequestCounts(env.cp, "events");
+    await recorder.flushAll();
+    assert.deepEqual(await apiRequestCounts(env.cp, "events"), before);
+  });
+
   it("limits new Events about one object to its burst", async () => {
     const ns = await createNamespace(env.cp, "spam");
     const object = await subject(env.cp, ns);

@@ -1,0 +1,201 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, watch, type FSWatcher } from "node:fs";
+import { createRequire } from "node:module";
+import { join, relative, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { ApiClient, CustomResourceDefinitions, loadKubeConfig } from "@tessera/runtime";
+import { parseAllDocuments } from "yaml";
+import { CliError } from "./cli-error.js";
+import { generate } from "./generate.js";
+import { prettyLogLine } from "./log-pretty-printer.js";
+import { silentProgress, type Progress } from "./progress.js";
+import { readProjectConfig } from "./project-config.js";
+import { compileProject } from "./compile-project.js";
+
+/** Options of `tessera dev`. */
+export interface DevOptions {
+  readonly dir: string;
+  /** A cluster to use instead of a local control plane. */
+  readonly kubeconfig?: string;
+  /** Rebuild and restart on changes under src/ and schemas/ (default true). */
+  readonly watch?: boolean;
+  readonly signal: AbortSignal;
+  readonly progress?: Progress;
+  /** Where the operator's (pretty-printed) logs and dev's own lines go. */
+  readonly out?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+interface LocalControlPlane {
+  start(): Promise<void>;
+  stop(): Promise<unknown>;
+  writeKubeconfig(path?: string): string;
+  raw(
+    path: string,
+    init?: { method?: string; body?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: string }>;
+}
+
+/**
+ * Runs the operator from source against a cluster: a local control plane
+ * from the project's @tessera/testenv (etcd, kube-apiserver,
+ * kube-controller-manager, the CRDs installed, a kubeconfig written to
+ * `.tessera/kubeconfig` for kubectl), or the cluster of `kubeconfig`. Its
+ * JSON logs are pretty-printed. A change under `src/` rebuilds and restarts
+ * it; a change under `schemas/` regenerates first. Ends when `signal` aborts,
+ * stopping the operator and the control plane.
+ */
+export async function runDev(options: DevOptions): Promise<void> {
+  const dir = resolve(options.dir);
+  const progress = options.progress ?? silentProgress;
+  const out = options.out ?? process.stdout;
+  const color = out.isTTY === true && !process.env["NO_COLOR"];
+  const say = (line: string) => out.write(`tessera dev: ${line}\n`);
+  const config = readProjectConfig(dir);
+
+  let controlPlane: LocalControlPlane | undefined;
+  let kubeconfig: string;
+  if (options.kubeconfig) {
+    kubeconfig = resolve(options.kubeconfig);
+    await progress.step(`installing the CRDs into the cluster of ${kubeconfig}`, () =>
+      applyCrds(dir, kubeconfig),
+    );
+  } else {
+    const testenv = await importFromProject<{ ControlPlane: new (o: object) => LocalControlPlane }>(
+      dir,
+      "@tessera/testenv",
+    );
+    const cp = new testenv.ControlPlane({ controllerManager: true, crds: [join(dir, "deploy/base/crds")] });
+    await progress.step(
+      "starting a local control plane (etcd, kube-apiserver, kube-controller-manager)",
+      () => cp.start(),
+    );
+    controlPlane = cp;
+    mkdirSync(join(dir, ".tessera"), { recursive: true });
+    kubeconfig = cp.writeKubeconfig(join(dir, ".tessera/kubeconfig"));
+    await cp.raw("/api/v1/namespaces", {
+      method: "POST",
+      body: JSON.stringify({ metadata: { name: config.namespace } }),
+      headers: { "content-type": "application/json" },
+    });
+    say(
+      `local control plane up; for kubectl: export KUBECONFIG=${relative(process.cwd(), kubeconfig) || kubeconfig}`,
+    );
+  }
+
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const startOperator = () => {
+    say("starting the operator (node dist/src/main.js)");
+    const proc = spawn(process.execPath, ["--enable-source-maps", "dist/src/main.js"], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        KUBECONFIG: kubeconfig,
+        TESSERA_NAMESPACE: config.namespace,
+        TESSERA_IDENTITY: process.env["TESSERA_IDENTITY"] ?? "dev",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group: Ctrl-C reaches dev only, which then stops the
+      // operator with one SIGTERM (a second signal would skip its drain).
+      detached: true,
+    });
+    for (const stream of [proc.stdout, proc.stderr]) {
+      createInterface({ input: stream }).on("line", (line) => out.write(prettyLogLine(line, color) + "\n"));
+    }
+    exited = new Promise((resolveExit) =>
+      proc.on("exit", (code, signal) => {
+        if (child === proc)
+          say(`the operator exited (${signal ?? `code ${code}`}); waiting for a change to restart it`);
+        resolveExit();
+      }),
+    );
+    child = proc;
+  };
+  const stopOperator = async () => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.kill("SIGTERM");
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const watchers: FSWatcher[] = [];
+  try {
+    await progress.step("compiling (tsc)", () => Promise.resolve(compileProject(dir)));
+    startOperator();
+    if (options.watch ?? true) {
+      let pending: NodeJS.Timeout | undefined;
+      const changed = new Set<string>();
+      let rebuilding = Promise.resolve();
+      const rebuild = async () => {
+        const files = [...changed];
+        changed.clear();
+        say(`${files.join(", ")} changed; rebuilding`);
+        try {
+          if (files.some((f) => f.startsWith("schemas/"))) {
+            await generate({ dir });
+            if (controlPlane) await applyCrds(dir, kubeconfig);
+          }
+          compileProject(dir);
+        } catch (err) {
+          say(`not restarted: ${(err as Error).message}`);
+          return;
+        }
+        await stopOperator();
+        startOperator();
+      };
+      for (const sub of ["src", "schemas"]) {
+        if (!existsSync(join(dir, sub))) continue;
+        watchers.push(
+          watch(join(dir, sub), { recursive: true }, (_event, file) => {
+            if (!file || String(file).startsWith("generated")) return; // generate's own output
+            changed.add(`${sub}/${String(file)}`);
+            clearTimeout(pending);
+            pending = setTimeout(() => {
+              rebuilding = rebuilding.then(rebuild);
+            }, 300);
+          }),
+        );
+      }
+      say("watching src/ and schemas/ (Ctrl-C to stop)");
+    }
+    await new Promise<void>((resolveWait) => {
+      if (options.signal.aborted) return resolveWait();
+      options.signal.addEventListener("abort", () => resolveWait(), { once: true });
+    });
+  } finally {
+    for (const w of watchers) w.close();
+    await stopOperator();
+    if (controlPlane) {
+      say("stopping the local control plane");
+      await controlPlane.stop();
+    }
+  }
+}
+
+/** Imports a package as the project resolves it (its own installed copy). */
+async function importFromProject<T>(dir: string, name: string): Promise<T> {
+  let path: string;
+  try {
+    path = createRequire(join(dir, "package.json")).resolve(name);
+  } catch {
+    throw new CliError(
+      `${name} is not installed in ${dir}; run npm install (it is a devDependency of generated projects)`,
+    );
+  }
+  return (await import(pathToFileURL(path).href)) as T;
+}
+
+/** Server-side applies every CRD under deploy/base/crds to the cluster of `kubeconfig`. */
+async function applyCrds(dir: string, kubeconfig: string): Promise<void> {
+  const client = new ApiClient(await loadKubeConfig({ file: kubeconfig }), { fieldManager: "tessera-dev" });
+  const crdDir = join(dir, "deploy/base/crds");
+  for (const file of readdirSync(crdDir).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")) {
+    for (const doc of parseAllDocuments(readFileSync(join(crdDir, file), "utf8"))) {
+      await client.apply(CustomResourceDefinitions, doc.toJS() as never, { force: true });
+    }
+  }
+}
