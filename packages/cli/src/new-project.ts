@@ -24,6 +24,8 @@ export interface NewProjectOptions {
   /** A Tessera checkout or a directory of packed tarballs; else the registry at `tesseraRange`. */
   readonly tesseraPackages?: string;
   readonly tesseraRange?: string;
+  /** Also write a Helm chart of the same manifests under `chart/`. */
+  readonly helm?: boolean;
   /** Run `npm install` and `tessera generate` (default true). */
   readonly install?: boolean;
   readonly packageManager?: "npm";
@@ -79,11 +81,12 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
     PLURAL: names.plural,
     HANDLE: names.handle,
     REPLICAS: options.mode === "sharded" ? "3" : "2",
+    SHARDED: String(options.mode === "sharded"),
     EXTRA_RESOURCES: options.mode === "sharded" ? "\n  - horizontal-pod-autoscaler.yaml" : "",
     INSTALL_ROUTE: installRoute(source),
     ...Object.fromEntries(TESSERA_PACKAGES.map((p) => [`TESSERA:${p}`, spec(source, p)])),
   };
-  const flags = new Set<string>([options.mode]);
+  const flags = new Set<string>([options.mode, ...(options.helm ? ["helm"] : [])]);
   const files = [
     ...renderTemplates(join(templates, "operator"), dir, vars, flags, !!options.force),
     ...renderTemplates(join(templates, "api"), dir, vars, flags, !!options.force),

@@ -42,6 +42,7 @@ export function buildProgram(): Command {
       "install @tessera from a Tessera checkout (packed) or a directory of its tarballs instead of the registry; default: the checkout this CLI runs from, if any",
     )
     .option("--tessera-version <range>", "semver range of @tessera on the registry", "^0.1.0")
+    .option("--helm", "also write a Helm chart of the same manifests (chart/)")
     .option("--no-install", "write the files only (no npm install, no generate)")
     .option("--force", "write into a non-empty directory")
     .option("-y, --yes", "never prompt: take defaults for what is not given")
@@ -63,6 +64,7 @@ export function buildProgram(): Command {
         ...(o["name"] ? { name: o["name"] as string } : {}),
         ...(o["namespace"] ? { namespace: o["namespace"] as string } : {}),
         force: !!o["force"],
+        helm: !!o["helm"],
         install: o["install"] !== false,
         ...(packages ? { tesseraPackages: packages } : { tesseraRange: o["tesseraVersion"] as string }),
         progress: terminalProgress(),

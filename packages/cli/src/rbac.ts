@@ -38,7 +38,8 @@ const WRITE = ["create", "update", "patch", "delete"];
  * plugin asks of an owner whose dependents block its deletion); an `owns`
  * kind is read and written; a `watches` kind is read; events are created and
  * patched (series); leader election reads and writes its Lease; the shard
- * ring its member Leases and assignment ConfigMap. Rules for one API group
+ * ring its member Leases and assignment ConfigMap (less what the cluster-wide
+ * rules already grant, as when the operator owns ConfigMaps). Rules for one API group
  * and verb set are merged, and everything is sorted, so the output is stable.
  */
 export function deriveRules(controllers: readonly ControllerDeclaration[]): DerivedRules {
@@ -78,6 +79,11 @@ export function deriveRules(controllers: readonly ControllerDeclaration[]): Deri
       "watch",
     ]);
     ns({ group: "", plural: "configmaps" }, ["create", "get", "list", "update", "watch"]);
+  }
+  // What the ClusterRole already grants everywhere needs no second grant in the namespace.
+  for (const [key, verbs] of namespace) {
+    for (const v of grants.get(key) ?? []) verbs.delete(v);
+    if (verbs.size === 0) namespace.delete(key);
   }
   return { cluster: toRules(grants), namespace: toRules(namespace) };
 }

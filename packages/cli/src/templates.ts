@@ -19,13 +19,16 @@ export function templatesDir(): string {
   throw new CliError("the templates are missing from @tessera/cli (no templates/operator); reinstall it", 1);
 }
 
+const CONDITION = /\.(sharded|leader|helm)$/;
+
 /** Files whose names npm would drop or mangle when packing, stored under another name. */
 const RENAMED: Record<string, string> = { gitignore: ".gitignore", dockerignore: ".dockerignore" };
 
 /**
  * Renders every file under `source` into `target`: `__NAME__`-style tokens
- * are replaced in names and contents; a file ending `.<flag>` is written
- * (without the suffix) only when `flags` has that flag. Returns the paths
+ * are replaced in names and contents; a file ending `.<flag>` (`.sharded`,
+ * `.leader`, `.helm`, stacked as in `.sharded.helm`) is written, without the
+ * suffixes, only when `flags` has every one of them. Returns the paths
  * written, relative to `target`. Refuses to overwrite an existing file unless
  * `overwrite`.
  */
@@ -47,11 +50,13 @@ export function renderTemplates(
         walk(src, join(rel, name));
         continue;
       }
-      const suffix = /\.(sharded|leader|helm)$/.exec(name)?.[1];
-      if (suffix) {
-        if (!flags.has(suffix)) continue;
-        name = name.slice(0, -suffix.length - 1);
+      // Conditions stack: `hpa.yaml.sharded.helm` needs both flags.
+      let wanted = true;
+      for (let m = CONDITION.exec(name); m; m = CONDITION.exec(name)) {
+        wanted &&= flags.has(m[1]!);
+        name = name.slice(0, -m[0].length);
       }
+      if (!wanted) continue;
       const out = join(target, rel, name);
       if (existsSync(out) && !overwrite) {
         throw new CliError(

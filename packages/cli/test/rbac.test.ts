@@ -44,8 +44,14 @@ describe("RBAC derivation", () => {
       { apiGroups: ["example.com"], resources: ["gadgets", "widgets"], verbs: ["get", "list", "watch"] },
     );
     assert.equal(cluster.filter((r) => r.resources.includes("configmaps")).length, 1);
+    // The ring's ConfigMap is covered by the cluster-wide grant of the owned ConfigMaps.
     assert.deepEqual(
       namespace.map((r) => r.resources[0]),
+      ["leases"],
+    );
+    const noOwned = deriveRules([{ name: "w", mode: "sharded", for: widget, owns: [], watches: [] }]);
+    assert.deepEqual(
+      noOwned.namespace.map((r) => r.resources[0]),
       ["configmaps", "leases"],
     );
   });

@@ -6,7 +6,7 @@ import { strict as assert } from "node:assert";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { ConfigMaps, defineResource, type KubeObject } from "@tessera/reflector";
@@ -39,12 +39,13 @@ describe("tessera new, as a user runs it", function () {
   this.timeout(600_000);
   const root = mkdtempSync(join(tmpdir(), "tessera-cli-"));
   const project = join(root, "shop-operator");
+  const sharded = join(root, "sharded-operator");
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it("scaffolds a project whose own npm test passes against the real control plane", () => {
     const started = Date.now();
     const created = tessera(
-      ["new", project, "--group", "shop.example.com", "--kind", "Order", "--yes"],
+      ["new", project, "--group", "shop.example.com", "--kind", "Order", "--helm", "--yes"],
       root,
     );
     assert.equal(created.status, 0, created.out);
@@ -86,7 +87,15 @@ describe("tessera new, as a user runs it", function () {
   it("adds a kind with create api, touching no file it did not create, and npm test passes again", () => {
     const before = new Map(
       listFiles(project)
-        .filter((f) => !f.startsWith("src/generated/") && !f.startsWith("deploy/base/"))
+        // What generate owns is rewritten; everything else must stay as it was.
+        .filter(
+          (f) =>
+            !f.startsWith("src/generated/") &&
+            !f.startsWith("deploy/base/crds/") &&
+            f !== "deploy/base/rbac.yaml" &&
+            !f.startsWith("chart/crds/") &&
+            f !== "chart/templates/rbac.yaml",
+        )
         .map((f) => [f, readFileSync(join(project, f), "utf8")]),
     );
     const added = tessera(["create", "api", "Payment"], project);
@@ -190,152 +199,243 @@ describe("tessera new, as a user runs it", function () {
     assert.match(notStructural.out, /not structural[\s\S]*\.properties\.spec\.properties\.amount: no type/);
   });
 
-  // Last, on the project as the steps above left it (two kinds, both compiled).
-  describe("its generated RBAC, as the operator's own ServiceAccount", function () {
-    // OwnerReferencesPermissionEnforcement makes the finalizers rule count, as
-    // it does on clusters that enable it (OpenShift among them).
-    const env = useControlPlane({
-      apiserverFlags: ["--enable-admission-plugins=OwnerReferencesPermissionEnforcement"],
-      crds: [join(project, "deploy/base/crds")],
-    });
-    const namespace = "shop-operator";
-    let kubeconfig: string;
-    let roles: { kind: "ClusterRole" | "Role"; doc: RoleDoc }[];
-    let round = 0;
-
-    before(async () => {
-      await admin(env.cp, "POST", "/api/v1/namespaces", { metadata: { name: namespace } });
-      await admin(env.cp, "POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
-        metadata: { name: "shop-operator" },
+  /**
+   * The generated RBAC of the project in `dir` (named as its directory, in the
+   * namespace of the same name), as the operator's own ServiceAccount: enough
+   * to reconcile every kind, and no rule to spare.
+   */
+  function rbacSuite(title: string, dir: string, group: string, kinds: { kind: string; plural: string }[]) {
+    describe(title, function () {
+      // OwnerReferencesPermissionEnforcement makes the finalizers rule count, as
+      // it does on clusters that enable it (OpenShift among them).
+      const env = useControlPlane({
+        apiserverFlags: ["--enable-admission-plugins=OwnerReferencesPermissionEnforcement"],
+        crds: [join(dir, "deploy/base/crds")],
       });
-      const docs = parseAllDocuments(readFileSync(join(project, "deploy/base/rbac.yaml"), "utf8")).map(
-        (d) => d.toJS() as RoleDoc,
-      );
-      for (const doc of docs) await applyRbac(env.cp, doc);
-      roles = docs
-        .filter((d) => d.kind === "ClusterRole" || d.kind === "Role")
-        .map((doc) => ({ kind: doc.kind as "ClusterRole" | "Role", doc }));
-      const token = (await admin(
-        env.cp,
-        "POST",
-        `/api/v1/namespaces/${namespace}/serviceaccounts/shop-operator/token`,
-        { spec: { expirationSeconds: 3600 } },
-      )) as { status: { token: string } };
-      kubeconfig = join(root, "operator.kubeconfig");
-      writeFileSync(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [
-            {
-              name: "c",
-              cluster: { server: env.cp.apiserverUrl, "certificate-authority-data": b64(env.cp.caPem) },
-            },
-          ],
-          users: [{ name: "sa", user: { token: token.status.token } }],
-          contexts: [{ name: "c", context: { cluster: "c", user: "sa" } }],
-          "current-context": "c",
-        }),
-      );
-    });
+      const namespace = basename(dir);
+      let kubeconfig: string;
+      let roles: { kind: "ClusterRole" | "Role"; doc: RoleDoc }[];
+      let round = 0;
 
-    /** Starts the compiled operator as the ServiceAccount; its output is collected. */
-    function startOperator() {
-      const child = spawn(process.execPath, ["dist/src/main.js"], {
-        cwd: project,
-        env: {
-          ...process.env,
-          KUBECONFIG: kubeconfig,
-          TESSERA_NAMESPACE: namespace,
-          TESSERA_IDENTITY: `replica-${round}`,
-          TESSERA_HEALTH_BIND_ADDRESS: "0",
-          TESSERA_METRICS_BIND_ADDRESS: "0",
-          TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",
-        },
-      });
-      const output: string[] = [];
-      child.stdout.on("data", (c: Buffer) => output.push(c.toString()));
-      child.stderr.on("data", (c: Buffer) => output.push(c.toString()));
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-      return {
-        output: () => output.join(""),
-        stop: async () => {
-          child.kill("SIGTERM");
-          return exited;
-        },
-      };
-    }
-
-    async function createObjects(): Promise<string> {
-      const name = `r${++round}`;
-      for (const plural of ["orders", "payments"]) {
-        await admin(env.cp, "POST", `/apis/shop.example.com/v1alpha1/namespaces/default/${plural}`, {
-          apiVersion: "shop.example.com/v1alpha1",
-          kind: plural === "orders" ? "Order" : "Payment",
-          metadata: { name },
-          spec: { data: { k: "v" } },
+      before(async () => {
+        await admin(env.cp, "POST", "/api/v1/namespaces", { metadata: { name: namespace } });
+        await admin(env.cp, "POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+          metadata: { name: namespace },
         });
-      }
-      return name;
-    }
+        const docs = parseAllDocuments(readFileSync(join(dir, "deploy/base/rbac.yaml"), "utf8")).map(
+          (d) => d.toJS() as RoleDoc,
+        );
+        for (const doc of docs) await applyRbac(env.cp, doc);
+        roles = docs
+          .filter((d) => d.kind === "ClusterRole" || d.kind === "Role")
+          .map((doc) => ({ kind: doc.kind as "ClusterRole" | "Role", doc }));
+        const token = (await admin(
+          env.cp,
+          "POST",
+          `/api/v1/namespaces/${namespace}/serviceaccounts/${namespace}/token`,
+          { spec: { expirationSeconds: 3600 } },
+        )) as { status: { token: string } };
+        kubeconfig = join(root, `${namespace}.kubeconfig`);
+        writeFileSync(
+          kubeconfig,
+          JSON.stringify({
+            apiVersion: "v1",
+            kind: "Config",
+            clusters: [
+              {
+                name: "c",
+                cluster: { server: env.cp.apiserverUrl, "certificate-authority-data": b64(env.cp.caPem) },
+              },
+            ],
+            users: [{ name: "sa", user: { token: token.status.token } }],
+            contexts: [{ name: "c", context: { cluster: "c", user: "sa" } }],
+            "current-context": "c",
+          }),
+        );
+      });
 
-    it("is enough: the operator reconciles both kinds and records events", async () => {
-      const operator = startOperator();
-      try {
-        const name = await createObjects();
-        for (const plural of ["orders", "payments"]) {
-          await eventually(
-            `${plural}/${name} is Ready (operator said: ${operator.output().slice(-2000)})`,
-            async () => {
-              const o = (await admin(
-                env.cp,
-                "GET",
-                `/apis/shop.example.com/v1alpha1/namespaces/default/${plural}/${name}`,
-              )) as {
-                status?: { conditions?: { type: string; status: string }[] };
-              };
-              return o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-            },
-            30_000,
-          );
+      /** Starts the compiled operator as the ServiceAccount; its output is collected. */
+      function startOperator() {
+        const child = spawn(process.execPath, ["dist/src/main.js"], {
+          cwd: dir,
+          env: {
+            ...process.env,
+            KUBECONFIG: kubeconfig,
+            TESSERA_NAMESPACE: namespace,
+            TESSERA_IDENTITY: `replica-${round}`,
+            TESSERA_HEALTH_BIND_ADDRESS: "0",
+            TESSERA_METRICS_BIND_ADDRESS: "0",
+            TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",
+          },
+        });
+        const output: string[] = [];
+        child.stdout.on("data", (c: Buffer) => output.push(c.toString()));
+        child.stderr.on("data", (c: Buffer) => output.push(c.toString()));
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+        return {
+          output: () => output.join(""),
+          stop: async () => {
+            child.kill("SIGTERM");
+            return exited;
+          },
+        };
+      }
+
+      async function createObjects(): Promise<string> {
+        const name = `r${++round}`;
+        for (const { kind, plural } of kinds) {
+          await admin(env.cp, "POST", `/apis/${group}/v1alpha1/namespaces/default/${plural}`, {
+            apiVersion: `${group}/v1alpha1`,
+            kind,
+            metadata: { name },
+            spec: { data: { k: "v" } },
+          });
         }
-        await eventually("two ConfigMapApplied events", async () => {
-          const events = (await admin(env.cp, "GET", "/apis/events.k8s.io/v1/namespaces/default/events")) as {
-            items: { reason: string }[];
-          };
-          return events.items.filter((e) => e.reason === "ConfigMapApplied").length >= 2;
-        });
-        assert.doesNotMatch(operator.output(), /forbidden/i);
-      } finally {
-        assert.equal(await operator.stop(), 0, operator.output().slice(-2000));
+        return name;
       }
-    });
 
-    it("is no more: without any one rule the operator fails, naming the missing permission", async function () {
-      for (const { kind, doc } of roles) {
-        for (let i = 0; i < doc.rules.length; i++) {
-          const rule = doc.rules[i]!;
-          const label = `${kind} rule ${rule.apiGroups[0] || "core"} ${rule.resources.join(",")} [${rule.verbs.join(",")}]`;
-          await applyRbac(env.cp, { ...doc, rules: doc.rules.filter((_, j) => j !== i) });
-          const operator = startOperator();
-          try {
-            await createObjects();
-            const resources = rule.resources.map((r) => r.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");
-            // The server names verb and resource ("cannot patch resource \"orders/status\""); the
-            // owner-reference admission plugin says which permission instead of naming it.
-            const named = rule.resources.every((r) => r.endsWith("/finalizers"))
-              ? /cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on/
-              : new RegExp(`cannot \\w+ resource \\\\?"(${resources})\\\\?"`);
+      it("is enough: the operator reconciles every kind and records events", async () => {
+        const operator = startOperator();
+        try {
+          const name = await createObjects();
+          for (const { plural } of kinds) {
             await eventually(
-              `without the ${label}, an error naming it`,
-              () => named.test(operator.output()),
+              `${plural}/${name} is Ready (operator said: ${operator.output().slice(-2000)})`,
+              async () => {
+                const o = (await admin(
+                  env.cp,
+                  "GET",
+                  `/apis/${group}/v1alpha1/namespaces/default/${plural}/${name}`,
+                )) as {
+                  status?: { conditions?: { type: string; status: string }[] };
+                };
+                return o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+              },
               30_000,
             );
-            console.log(`      without the ${label}: ${named.exec(operator.output())![0]}`);
-          } finally {
-            await operator.stop();
-            await applyRbac(env.cp, doc);
+          }
+          await eventually("a ConfigMapApplied event per kind", async () => {
+            const events = (await admin(
+              env.cp,
+              "GET",
+              "/apis/events.k8s.io/v1/namespaces/default/events",
+            )) as {
+              items: { reason: string }[];
+            };
+            return events.items.filter((e) => e.reason === "ConfigMapApplied").length >= kinds.length;
+          });
+          assert.doesNotMatch(operator.output(), /forbidden/i);
+        } finally {
+          assert.equal(await operator.stop(), 0, operator.output().slice(-2000));
+        }
+      });
+
+      it("is no more: without any one rule the operator fails, naming the missing permission", async function () {
+        for (const { kind, doc } of roles) {
+          for (let i = 0; i < doc.rules.length; i++) {
+            const rule = doc.rules[i]!;
+            const label = `${kind} rule ${rule.apiGroups[0] || "core"} ${rule.resources.join(",")} [${rule.verbs.join(",")}]`;
+            await applyRbac(env.cp, { ...doc, rules: doc.rules.filter((_, j) => j !== i) });
+            const operator = startOperator();
+            try {
+              await createObjects();
+              const resources = rule.resources
+                .map((r) => r.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"))
+                .join("|");
+              // The server names verb and resource ("cannot patch resource \"orders/status\""); the
+              // owner-reference admission plugin says which permission instead of naming it.
+              const named = rule.resources.every((r) => r.endsWith("/finalizers"))
+                ? /cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on/
+                : new RegExp(`cannot \\w+ resource \\\\?"(${resources})\\\\?"`);
+              await eventually(
+                `without the ${label}, an error naming it`,
+                () => named.test(operator.output()),
+                30_000,
+              );
+              console.log(`      without the ${label}: ${named.exec(operator.output())![0]}`);
+            } finally {
+              await operator.stop();
+              await applyRbac(env.cp, doc);
+            }
+          }
+        }
+      });
+    });
+  }
+
+  it("scaffolds a sharded project with a Helm chart", () => {
+    const made = tessera(["new", sharded, "--sharded", "--helm", "--kind", "Shard", "--yes"], root);
+    assert.equal(made.status, 0, made.out);
+    assert.ok(existsSync(join(sharded, "chart/templates/horizontal-pod-autoscaler.yaml")));
+    assert.ok(existsSync(join(sharded, "deploy/base/horizontal-pod-autoscaler.yaml")));
+  });
+
+  // On the projects as the steps above left them (compiled by their generate).
+  rbacSuite("its generated RBAC, as the operator's own ServiceAccount", project, "shop.example.com", [
+    { kind: "Order", plural: "orders" },
+    { kind: "Payment", plural: "payments" },
+  ]);
+  rbacSuite("a sharded project's generated RBAC (the ring's Leases and ConfigMap)", sharded, "example.com", [
+    { kind: "Shard", plural: "shards" },
+  ]);
+
+  // The deploy manifests as users render them (kustomize, Helm), taken by the real apiserver.
+  describe("its manifests", function () {
+    const env = useControlPlane();
+    const renderer = () => {
+      const build = spawnSync("bash", [join(dirname(bin), "../../tools/render/build.sh")], {
+        encoding: "utf8",
+      });
+      assert.equal(build.status, 0, build.stderr);
+      return build.stdout.trim().split("\n").pop()!;
+    };
+
+    it("render with kustomize (base, dev, production) and Helm, and the apiserver takes every object, Pods admitted as restricted", async () => {
+      const render = renderer();
+      const cases: [string, string[]][] = [];
+      for (const dir of [project, sharded]) {
+        for (const k of ["deploy/base", "deploy/overlays/dev", "deploy/overlays/production"]) {
+          cases.push([`${relative(root, dir)} ${k}`, ["kustomize", join(dir, k)]]);
+        }
+        cases.push([`${relative(root, dir)} chart`, ["helm", join(dir, "chart"), "release", "helm-release"]]);
+      }
+      await admin(env.cp, "POST", "/api/v1/namespaces", {
+        metadata: { name: "helm-release", labels: { "pod-security.kubernetes.io/enforce": "restricted" } },
+      });
+      for (const [label, args] of cases) {
+        const rendered = spawnSync(render, args, { encoding: "utf8" });
+        assert.equal(rendered.status, 0, `${label}: ${rendered.stderr}`);
+        const docs = parseAllDocuments(rendered.stdout)
+          .map((d) => d.toJS() as Manifest | null)
+          .filter((d): d is Manifest => d !== null);
+        const kinds = docs.map((d) => d.kind).sort();
+        for (const kind of [
+          "ClusterRole",
+          "CustomResourceDefinition",
+          "Deployment",
+          "PodDisruptionBudget",
+          "ServiceAccount",
+        ]) {
+          assert.ok(kinds.includes(kind), `${label} renders a ${kind}: ${kinds.join(", ")}`);
+        }
+        if (label.startsWith("sharded"))
+          assert.ok(kinds.includes("HorizontalPodAutoscaler"), `${label}: an HPA`);
+        // Namespaces and CRDs first, as kubectl apply orders them.
+        const order = (d: Manifest) =>
+          d.kind === "Namespace" ? 0 : d.kind === "CustomResourceDefinition" ? 1 : 2;
+        for (const doc of docs.sort((a, b) => order(a) - order(b))) {
+          const res = await applyManifest(env.cp, doc);
+          assert.ok(
+            res.status === 200 || res.status === 201,
+            `${label}: apply ${doc.kind} ${doc.metadata.name}: ${res.status} ${res.body}`,
+          );
+          if (doc.kind === "Deployment") {
+            const warning = String(res.headers["warning"] ?? "");
+            assert.doesNotMatch(
+              warning,
+              /PodSecurity/,
+              `${label}: the Deployment's Pods meet restricted: ${warning}`,
+            );
           }
         }
       }
@@ -379,4 +479,36 @@ async function applyRbac(cp: ControlPlane, doc: RoleDoc): Promise<void> {
   );
   if (res.status !== 200 && res.status !== 201)
     throw new Error(`apply ${doc.kind} ${doc.metadata.name}: HTTP ${res.status}: ${res.body}`);
+}
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+}
+
+const PLURALS: Record<string, string> = {
+  Namespace: "namespaces",
+  CustomResourceDefinition: "customresourcedefinitions",
+  ServiceAccount: "serviceaccounts",
+  ClusterRole: "clusterroles",
+  ClusterRoleBinding: "clusterrolebindings",
+  Role: "roles",
+  RoleBinding: "rolebindings",
+  Deployment: "deployments",
+  PodDisruptionBudget: "poddisruptionbudgets",
+  HorizontalPodAutoscaler: "horizontalpodautoscalers",
+};
+
+/** Server-side applies one rendered object as the admin. */
+function applyManifest(cp: ControlPlane, doc: Manifest) {
+  const plural = PLURALS[doc.kind];
+  if (!plural) throw new Error(`no path for kind ${doc.kind}`);
+  const base = doc.apiVersion.includes("/") ? `/apis/${doc.apiVersion}` : `/api/${doc.apiVersion}`;
+  const ns = doc.metadata.namespace ? `/namespaces/${doc.metadata.namespace}` : "";
+  return cp.raw(`${base}${ns}/${plural}/${doc.metadata.name}?fieldManager=test&force=true`, {
+    method: "PATCH",
+    body: JSON.stringify(doc),
+    headers: { "content-type": "application/apply-patch+yaml" },
+  });
 }
