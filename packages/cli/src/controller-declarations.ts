@@ -61,6 +61,8 @@ export async function readControllerDeclarations(
       for: ref(definition.for),
       owns: definition.watches.filter((w) => w.map.type === "owner").map((w) => ref(w.kind)),
       watches: definition.watches.filter((w) => w.map.type === "mapped").map((w) => ref(w.kind)),
+      // Absent from a runtime older than needs().
+      permissions: definition.permissions ?? [],
     };
   });
 }

@@ -12,6 +12,12 @@ export interface ControllerDeclaration {
   readonly for: ResourceRef;
   readonly owns: readonly ResourceRef[];
   readonly watches: readonly ResourceRef[];
+  /** What its `needs(...)` declares, granted cluster-wide as given. */
+  readonly permissions?: readonly {
+    apiGroups: readonly string[];
+    resources: readonly string[];
+    verbs: readonly string[];
+  }[];
 }
 
 /** A resource by API group and plural (subresources as `plural/sub`). */
@@ -37,7 +43,8 @@ const WRITE = ["create", "update", "patch", "delete"];
  * finalizers updated (what the OwnerReferencesPermissionEnforcement admission
  * plugin asks of an owner whose dependents block its deletion); an `owns`
  * kind is read and written; a `watches` kind is read; events are created and
- * patched (series); leader election reads and writes its Lease; the shard
+ * patched (series); what a controller `needs(...)` is granted as declared;
+ * leader election reads and writes its Lease; the shard
  * ring its member Leases and assignment ConfigMap (less what the cluster-wide
  * rules already grant, as when the operator owns ConfigMaps). Rules for one API group
  * and verb set are merged, and everything is sorted, so the output is stable.
@@ -56,6 +63,9 @@ export function deriveRules(controllers: readonly ControllerDeclaration[]): Deri
     grant({ group: c.for.group, plural: `${c.for.plural}/finalizers` }, ["update"]);
     for (const o of c.owns) grant(o, [...READ, ...WRITE]);
     for (const w of c.watches) grant(w, READ);
+    for (const p of c.permissions ?? []) {
+      for (const group of p.apiGroups) for (const plural of p.resources) grant({ group, plural }, p.verbs);
+    }
   }
   if (controllers.length) grant({ group: "events.k8s.io", plural: "events" }, ["create", "patch"]);
 

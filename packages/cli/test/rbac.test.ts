@@ -56,6 +56,36 @@ describe("RBAC derivation", () => {
     );
   });
 
+  it("grants what a controller needs(...) beyond its kinds, merged with the rest", () => {
+    const { cluster } = deriveRules([
+      {
+        name: "w",
+        mode: "every-replica",
+        for: widget,
+        owns: [],
+        watches: [],
+        permissions: [
+          { apiGroups: [""], resources: ["secrets"], verbs: ["get"] },
+          { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["patch"] },
+        ],
+      },
+    ]);
+    assert.deepEqual(
+      cluster.find((r) => r.resources.includes("secrets")),
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["get"],
+      },
+    );
+    assert.deepEqual(cluster.find((r) => r.resources.includes("widgets"))?.verbs, [
+      "get",
+      "list",
+      "patch",
+      "watch",
+    ]);
+  });
+
   it("asks for nothing in its namespace when every controller runs on every replica", () => {
     const { namespace } = deriveRules([
       { name: "w", mode: "every-replica", for: widget, owns: [], watches: [] },

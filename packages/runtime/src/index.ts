@@ -61,7 +61,12 @@ export type { ConfigViolation } from "./config/config-error.js";
 export { Tokens, token } from "./plugin/tokens.js";
 export type { Token } from "./plugin/tokens.js";
 export { ControllerBuilder } from "./builder/controller-builder.js";
-export type { ControllerDefinition, WatchDeclaration, WatchOptions } from "./builder/controller-builder.js";
+export type {
+  ControllerDefinition,
+  WatchDeclaration,
+  WatchOptions,
+  PermissionRule,
+} from "./builder/controller-builder.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
 export { BuilderError } from "./builder/builder-error.js";
 export type { Kind } from "./builder/kind.js";

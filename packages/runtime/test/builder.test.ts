@@ -31,6 +31,24 @@ describe("ControllerBuilder", () => {
     assert.deepEqual(definition.options, { concurrency: 4, mode: "sharded" });
   });
 
+  it("records the permissions a controller needs(...), and refuses an empty one with an example", () => {
+    const definition = new ControllerBuilder()
+      .for(Widgets)
+      .needs({ apiGroups: [""], resources: ["secrets"], verbs: ["get", "list"] })
+      .build();
+    assert.deepEqual(definition.permissions, [
+      { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list"] },
+    ]);
+    assert.throws(
+      () =>
+        new ControllerBuilder()
+          .for(Widgets)
+          .needs({ apiGroups: [""], resources: [], verbs: ["get"] })
+          .build(),
+      (e: Error) => e instanceof BuilderError && /resources must be non-empty lists, e\.g\./.test(e.message),
+    );
+  });
+
   it("collects every mistake and reports them together at the end", () => {
     const builder = new ControllerBuilder()
       .named("Widget_Controller")

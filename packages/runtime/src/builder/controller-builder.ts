@@ -17,6 +17,18 @@ export interface WatchDeclaration {
   readonly predicates: readonly Predicate[];
 }
 
+/**
+ * A permission the reconciler needs beyond what its kinds imply (an RBAC
+ * PolicyRule): `tessera generate` adds it to the operator's ClusterRole.
+ */
+export interface PermissionRule {
+  /** API groups; `""` for the core group. */
+  readonly apiGroups: readonly string[];
+  /** Resources, subresources as `plural/sub`, e.g. `["secrets"]`, `["pods/log"]`. */
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+}
+
 /** A controller as declared: what the manager builds and runs. */
 export interface ControllerDefinition<T extends KubeObject = KubeObject> {
   readonly name: string;
@@ -24,6 +36,8 @@ export interface ControllerDefinition<T extends KubeObject = KubeObject> {
   readonly predicates: readonly Predicate<T>[];
   readonly watches: readonly WatchDeclaration[];
   readonly options: Readonly<ControllerOptions>;
+  /** Permissions declared with {@link ControllerBuilder.needs}. */
+  readonly permissions: readonly PermissionRule[];
 }
 
 /** Options of `for`, `owns` and `watches`. */
@@ -50,6 +64,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   private readonly secondaries: WatchDeclaration[] = [];
   private options: ControllerOptions = {};
   private controllerName: string | undefined;
+  private readonly permissions: PermissionRule[] = [];
   private readonly problems: string[] = [];
 
   /** @param onComplete receives the definition when {@link ControllerBuilder.complete} is called with a reconcile. */
@@ -123,6 +138,36 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     return this;
   }
 
+  /**
+   * Declares permissions the reconcile needs beyond its kinds (reading a
+   * Secret, creating a Job), as kubebuilder's `+kubebuilder:rbac` markers
+   * do: `tessera generate` writes them into the operator's ClusterRole. The
+   * manager itself does not use them.
+   *
+   * ```ts
+   * on.for(Widgets).owns(ConfigMaps).needs({ apiGroups: [""], resources: ["secrets"], verbs: ["get"] });
+   * ```
+   */
+  needs(...rules: readonly PermissionRule[]): this {
+    for (const rule of rules) {
+      const empty = (["apiGroups", "resources", "verbs"] as const).filter(
+        (k) => !Array.isArray(rule?.[k]) || rule[k].length === 0,
+      );
+      if (empty.length) {
+        this.problems.push(
+          `needs(${JSON.stringify(rule)}): ${empty.join(", ")} must be non-empty lists, e.g. { apiGroups: [""], resources: ["secrets"], verbs: ["get"] }`,
+        );
+        continue;
+      }
+      this.permissions.push({
+        apiGroups: [...rule.apiGroups],
+        resources: [...rule.resources],
+        verbs: [...rule.verbs],
+      });
+    }
+    return this;
+  }
+
   /** Shorthand for `withOptions({ mode })`. */
   mode(mode: NonNullable<ControllerOptions["mode"]>): this {
     return this.withOptions({ mode });
@@ -185,6 +230,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       predicates: this.forPredicates,
       watches: [...this.secondaries],
       options: Object.freeze({ ...this.options }),
+      permissions: [...this.permissions],
     });
   }
 }
