@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CliError } from "./cli-error.js";
 import { readProjectConfig } from "./project-config.js";
-import { checkGroup, checkVersion, kindNames } from "./names.js";
+import { checkGroup, checkVersion, kindNames, kindTokens } from "./names.js";
 import { renderTemplates, templatesDir } from "./templates.js";
 
 /** What `tessera create api` is asked for. */
@@ -31,15 +31,7 @@ export function createApi(options: CreateApiOptions): string[] {
   return renderTemplates(
     join(templatesDir(), "api"),
     dir,
-    {
-      NAME: config.name,
-      GROUP: options.group,
-      VERSION: options.version,
-      KIND: names.kind,
-      SINGULAR: names.singular,
-      PLURAL: names.plural,
-      HANDLE: names.handle,
-    },
+    kindTokens(config.name, options.group, options.version, names),
     new Set([config.mode]),
     false,
   );

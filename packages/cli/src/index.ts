@@ -32,3 +32,5 @@ export type { Progress } from "./progress.js";
 export { runDev } from "./dev-command.js";
 export type { DevOptions } from "./dev-command.js";
 export { prettyLogLine } from "./log-pretty-printer.js";
+export { packageManager, PNPM_VERSION } from "./package-manager.js";
+export type { PackageManager, PackageManagerName } from "./package-manager.js";

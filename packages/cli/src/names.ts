@@ -85,3 +85,21 @@ function pascal(plural: string, kind: string): string {
   while (common < lower.length && plural[common] === lower[common]) common++;
   return kind.slice(0, common) + plural.slice(common);
 }
+
+/** The template tokens of one kind (`__KIND__`, `__PLURAL__`, ...), as templates/api uses them. */
+export function kindTokens(
+  project: string,
+  group: string,
+  version: string,
+  names: KindNames,
+): Record<string, string> {
+  return {
+    NAME: project,
+    GROUP: group,
+    VERSION: version,
+    KIND: names.kind,
+    SINGULAR: names.singular,
+    PLURAL: names.plural,
+    HANDLE: names.handle,
+  };
+}

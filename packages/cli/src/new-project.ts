@@ -3,10 +3,16 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { CliError } from "./cli-error.js";
 import { generate } from "./generate.js";
-import { checkGroup, checkProjectName, checkVersion, kindNames } from "./names.js";
+import { checkGroup, checkProjectName, checkVersion, kindNames, kindTokens } from "./names.js";
 import { DIRECT_PACKAGES, packTessera, TESSERA_PACKAGES, type TesseraSource } from "./tessera-packages.js";
 import { renderTemplates, templatesDir } from "./templates.js";
 import { silentProgress, type Progress } from "./progress.js";
+import {
+  packageManager,
+  PNPM_VERSION,
+  type PackageManager,
+  type PackageManagerName,
+} from "./package-manager.js";
 
 /** What `tessera new` is asked for. */
 export interface NewProjectOptions {
@@ -28,7 +34,8 @@ export interface NewProjectOptions {
   readonly helm?: boolean;
   /** Run `npm install` and `tessera generate` (default true). */
   readonly install?: boolean;
-  readonly packageManager?: "npm";
+  /** Default npm. */
+  readonly packageManager?: PackageManagerName;
   /** How long steps (packing, npm install, generate) are shown; default none. */
   readonly progress?: Progress;
 }
@@ -46,6 +53,7 @@ export interface NewProjectResult {
  */
 export async function newProject(options: NewProjectOptions): Promise<NewProjectResult> {
   const progress = options.progress ?? silentProgress;
+  const pm = packageManager(options.packageManager ?? "npm");
   const dir = resolve(options.dir);
   const name = options.name ?? basename(dir);
   checkProjectName(name);
@@ -71,22 +79,19 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
     for (const [k, v] of packed) source.files.set(k, v);
   }
   const vars: Record<string, string> = {
-    NAME: name,
+    ...kindTokens(name, options.group, options.version, names),
     NAMESPACE: namespace,
     MODE: options.mode,
-    GROUP: options.group,
-    VERSION: options.version,
-    KIND: names.kind,
-    SINGULAR: names.singular,
-    PLURAL: names.plural,
-    HANDLE: names.handle,
+    PM: pm.run,
+    PMX: pm.exec,
+    PNPM_VERSION,
     REPLICAS: options.mode === "sharded" ? "3" : "2",
     SHARDED: String(options.mode === "sharded"),
     EXTRA_RESOURCES: options.mode === "sharded" ? "\n  - horizontal-pod-autoscaler.yaml" : "",
     INSTALL_ROUTE: installRoute(source),
     ...Object.fromEntries(TESSERA_PACKAGES.map((p) => [`TESSERA:${p}`, spec(source, p)])),
   };
-  const flags = new Set<string>([options.mode, ...(options.helm ? ["helm"] : [])]);
+  const flags = new Set<string>([options.mode, pm.name, ...(options.helm ? ["helm"] : [])]);
   const files = [
     ...renderTemplates(join(templates, "operator"), dir, vars, flags, !!options.force),
     ...renderTemplates(join(templates, "api"), dir, vars, flags, !!options.force),
@@ -94,10 +99,12 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
   const config = { name, namespace, mode: options.mode };
   writeFileSync(join(dir, "tessera.json"), JSON.stringify(config, null, 2) + "\n");
   files.push("tessera.json");
-  addOverrides(dir, source);
+  addOverrides(dir, source, pm);
 
   if (options.install ?? true) {
-    await progress.step("installing dependencies (npm install)", (detail) => npmInstall(dir, detail));
+    await progress.step(`installing dependencies (${pm.name} install)`, (detail) =>
+      install(dir, pm.install, detail),
+    );
     const generated = await progress.step(
       "generating the CRD, types, validators and RBAC (tessera generate)",
       (detail) => generate({ dir, log: detail }),
@@ -107,10 +114,10 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
   return { dir, files: [...new Set(files)].sort() };
 }
 
-/** `npm install` in `dir`, its output lines passed to `detail`; kept whole for the error when it fails. */
-function npmInstall(dir: string, detail: (line: string) => void): Promise<void> {
+/** Installs in `dir` with `command`, its output lines passed to `detail`; kept whole for the error when it fails. */
+function install(dir: string, command: readonly string[], detail: (line: string) => void): Promise<void> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
+    const child = spawn(command[0]!, command.slice(1), {
       cwd: dir,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -123,12 +130,14 @@ function npmInstall(dir: string, detail: (line: string) => void): Promise<void> 
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
-    child.on("error", (err) => reject(new CliError(`could not run npm in ${dir}: ${err.message}`, 1)));
+    child.on("error", (err) =>
+      reject(new CliError(`could not run ${command[0]} in ${dir}: ${err.message}`, 1)),
+    );
     child.on("exit", (code) => {
       if (code === 0) return resolvePromise();
       reject(
         new CliError(
-          `npm install failed in ${dir} (exit ${code}):\n${output.join("").trim().split("\n").slice(-20).join("\n")}\nFix what it says, then run npm install and npx tessera generate there.`,
+          `${command.join(" ")} failed in ${dir} (exit ${code}):\n${output.join("").trim().split("\n").slice(-20).join("\n")}\nFix what it says, then install there and run tessera generate.`,
           1,
         ),
       );
@@ -140,13 +149,18 @@ function spec(source: TesseraSource, pkg: string): string {
   return source.type === "registry" ? source.range : `file:${source.files.get(pkg)!}`;
 }
 
-/** The packages the project does not name itself come from the same tarballs (npm `overrides`). */
-function addOverrides(dir: string, source: TesseraSource): void {
+/** The packages the project does not name itself come from the same tarballs (npm `overrides`, `pnpm.overrides`). */
+function addOverrides(dir: string, source: TesseraSource, pm: PackageManager): void {
+  const path = pm.overridesPath;
   if (source.type === "registry") return;
   const file = join(dir, "package.json");
   const pkg = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
-  pkg["overrides"] = Object.fromEntries(
-    TESSERA_PACKAGES.filter((p) => !DIRECT_PACKAGES.has(p)).map((p) => [
+  let holder = pkg;
+  for (const key of path.slice(0, -1)) holder = (holder[key] ??= {}) as Record<string, unknown>;
+  holder[path[path.length - 1]!] = Object.fromEntries(
+    // npm refuses an override of a direct dependency (EOVERRIDE) and matches
+    // the tarball to the others' "0.1.0" by version; pnpm needs them all.
+    TESSERA_PACKAGES.filter((p) => pm.name === "pnpm" || !DIRECT_PACKAGES.has(p)).map((p) => [
       `@tessera/${p}`,
       `file:${source.files.get(p)!}`,
     ]),

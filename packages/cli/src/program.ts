@@ -9,6 +9,7 @@ import { readKindSchema } from "./schema-file.js";
 import { ask, mayPrompt } from "./prompts.js";
 import { tesseraCheckout } from "./tessera-packages.js";
 import { terminalProgress } from "./progress.js";
+import { packageManager } from "./package-manager.js";
 import { readProjectConfig } from "./project-config.js";
 import { showShards } from "./shards-command.js";
 import { runDev } from "./dev-command.js";
@@ -36,7 +37,14 @@ export function buildProgram(): Command {
     )
     .option("--name <name>", "project name (npm package, Deployment); default: the directory's name")
     .option("--namespace <ns>", "namespace it deploys to; default: the project name")
-    .addOption(new Option("--package-manager <pm>", "package manager").choices(["npm"]).default("npm"))
+    .addOption(
+      new Option(
+        "--package-manager <pm>",
+        "package manager (pnpm runs through npx, nothing installed globally)",
+      )
+        .choices(["npm", "pnpm"])
+        .default("npm"),
+    )
     .option(
       "--tessera-packages <path>",
       "install @tessera from a Tessera checkout (packed) or a directory of its tarballs instead of the registry; default: the checkout this CLI runs from, if any",
@@ -65,15 +73,17 @@ export function buildProgram(): Command {
         ...(o["namespace"] ? { namespace: o["namespace"] as string } : {}),
         force: !!o["force"],
         helm: !!o["helm"],
+        packageManager: o["packageManager"] as "npm" | "pnpm",
         install: o["install"] !== false,
         ...(packages ? { tesseraPackages: packages } : { tesseraRange: o["tesseraVersion"] as string }),
         progress: terminalProgress(),
       });
       const rel = relative(process.cwd(), result.dir) || ".";
+      const pm = packageManager(o["packageManager"] as "npm" | "pnpm");
       process.stdout.write(
         `created ${rel}: ${kind} (${group}/${version}), ${mode} mode, ${result.files.length} files\n\n` +
-          `  cd ${rel}\n  npm test          # generated files current, compile, tests on a real control plane\n` +
-          `  npx tessera create api <Kind>   # another kind\n`,
+          `  cd ${rel}\n  ${pm.run} test          # generated files current, compile, tests on a real control plane\n` +
+          `  ${pm.exec} tessera create api <Kind>   # another kind\n`,
       );
     });
 

@@ -19,7 +19,7 @@ export function templatesDir(): string {
   throw new CliError("the templates are missing from @tessera/cli (no templates/operator); reinstall it", 1);
 }
 
-const CONDITION = /\.(sharded|leader|helm)$/;
+const CONDITION = /\.(sharded|leader|helm|npm|pnpm)$/;
 
 /** Files whose names npm would drop or mangle when packing, stored under another name. */
 const RENAMED: Record<string, string> = { gitignore: ".gitignore", dockerignore: ".dockerignore" };
@@ -27,7 +27,7 @@ const RENAMED: Record<string, string> = { gitignore: ".gitignore", dockerignore:
 /**
  * Renders every file under `source` into `target`: `__NAME__`-style tokens
  * are replaced in names and contents; a file ending `.<flag>` (`.sharded`,
- * `.leader`, `.helm`, stacked as in `.sharded.helm`) is written, without the
+ * `.leader`, `.helm`, `.npm`, `.pnpm`, stacked as in `.sharded.helm`) is written, without the
  * suffixes, only when `flags` has every one of them. Returns the paths
  * written, relative to `target`. Refuses to overwrite an existing file unless
  * `overwrite`.

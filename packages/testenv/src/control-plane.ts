@@ -42,7 +42,7 @@ export interface ControlPlaneOptions {
    * controller manager starts, so its garbage collector knows the kinds from
    * the start (it rediscovers kinds only every 30 s).
    */
-  crds?: string[];
+  crds?: (string | Record<string, unknown>)[];
 }
 
 /** Options for the kube-controller-manager a {@link ControlPlane} runs. */

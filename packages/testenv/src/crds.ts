@@ -9,9 +9,68 @@ interface Crd {
   status?: { conditions?: { type: string; status: string; message?: string }[] };
 }
 
+/** What {@link simpleCrd} needs to know. */
+export interface SimpleCrdOptions {
+  group: string;
+  kind: string;
+  /** Default `v1`. */
+  version?: string;
+  /** Default the lower-case kind plus `s`. */
+  plural?: string;
+  /** Default `Namespaced`. */
+  scope?: "Namespaced" | "Cluster";
+  /** Default: any object (`x-kubernetes-preserve-unknown-fields`). */
+  schema?: Record<string, unknown>;
+  /** Serve the status subresource. */
+  status?: boolean;
+}
+
 /**
- * Installs the CustomResourceDefinitions in YAML or JSON files (directories
- * are read for `*.yaml`, `*.yml` and `*.json`, kustomization files skipped),
+ * A CustomResourceDefinition with one served, stored version, for tests that
+ * need a kind and nothing particular about it; install it with
+ * {@link installCrds}.
+ *
+ * ```ts
+ * await installCrds(env.cp, simpleCrd({ group: "example.com", kind: "Widget" }));
+ * ```
+ */
+export function simpleCrd(options: SimpleCrdOptions): Record<string, unknown> {
+  const plural = options.plural ?? `${options.kind.toLowerCase()}s`;
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${options.group}` },
+    spec: {
+      group: options.group,
+      names: {
+        kind: options.kind,
+        plural,
+        singular: options.kind.toLowerCase(),
+        listKind: `${options.kind}List`,
+      },
+      scope: options.scope ?? "Namespaced",
+      versions: [
+        {
+          name: options.version ?? "v1",
+          served: true,
+          storage: true,
+          ...(options.status ? { subresources: { status: {} } } : {}),
+          schema: {
+            openAPIV3Schema: options.schema ?? {
+              type: "object",
+              "x-kubernetes-preserve-unknown-fields": true,
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Installs CustomResourceDefinitions, given as objects or as YAML or JSON files
+ * (directories are read for `*.yaml`, `*.yml` and `*.json`, kustomization
+ * files skipped),
  * creating or replacing each, and waits until every one is Established, so
  * its kind can be used at once. When the control plane's
  * kube-controller-manager runs, it is restarted, because its garbage
@@ -24,8 +83,12 @@ interface Crd {
  * await installCrds(env.cp, "deploy/base/crds");
  * ```
  */
-export async function installCrds(cp: ControlPlane, ...paths: string[]): Promise<string[]> {
-  const crds: Crd[] = [];
+export async function installCrds(
+  cp: ControlPlane,
+  ...sources: (string | Record<string, unknown>)[]
+): Promise<string[]> {
+  const crds: Crd[] = sources.filter((s): s is Record<string, unknown> => typeof s !== "string");
+  const paths = sources.filter((s): s is string => typeof s === "string");
   for (const file of paths.flatMap(expand)) {
     for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
       if (doc.errors.length) throw new Error(`installCrds: ${file}: ${doc.errors[0]!.message}`);

@@ -8,7 +8,8 @@
 export { ControlPlane, ControlPlaneStartError, defaultControllers } from "./control-plane.js";
 export type { ControlPlaneOptions, ControllerManagerOptions, RawResponse } from "./control-plane.js";
 export { markPodReady, markPodsReady } from "./kubelet.js";
-export { installCrds } from "./crds.js";
+export { installCrds, simpleCrd } from "./crds.js";
+export type { SimpleCrdOptions } from "./crds.js";
 export type { MarkPodReadyOptions } from "./kubelet.js";
 export { FaultProxy } from "./fault-proxy.js";
 export type { FaultProxyStats } from "./fault-proxy.js";

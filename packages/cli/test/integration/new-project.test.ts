@@ -12,6 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { ConfigMaps, defineResource, type KubeObject } from "@tessera/reflector";
 import { ApiClient, loadKubeConfig } from "@tessera/runtime";
 import { eventually, useControlPlane, type ControlPlane } from "@tessera/testenv";
+import { PNPM_VERSION } from "../../src/index.js";
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), "../../src/bin.js");
 
@@ -368,6 +369,25 @@ describe("tessera new, as a user runs it", function () {
     assert.equal(made.status, 0, made.out);
     assert.ok(existsSync(join(sharded, "chart/templates/horizontal-pod-autoscaler.yaml")));
     assert.ok(existsSync(join(sharded, "deploy/base/horizontal-pod-autoscaler.yaml")));
+  });
+
+  it("scaffolds with --package-manager pnpm (through npx), and pnpm test passes", () => {
+    const dir = join(root, "pnpm-operator");
+    const made = tessera(["new", dir, "--package-manager", "pnpm", "--yes"], root);
+    assert.equal(made.status, 0, made.out);
+    assert.ok(existsSync(join(dir, "pnpm-lock.yaml")), "installed by pnpm");
+    assert.match(
+      readFileSync(join(dir, "Dockerfile"), "utf8"),
+      /pnpm@[\d.]+ install --frozen-lockfile --prod/,
+    );
+    assert.match(readFileSync(join(dir, "README.md"), "utf8"), /npx --yes pnpm@[\d.]+ test/);
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+      pnpm?: { overrides?: object };
+    };
+    assert.ok(pkg.pnpm?.overrides, "the tarballs pinned in pnpm.overrides");
+    const test = run("npx", ["--yes", `pnpm@${PNPM_VERSION}`, "test"], dir);
+    assert.equal(test.status, 0, test.out);
+    assert.match(test.out, /4 passing/);
   });
 
   // On the projects as the steps above left them (compiled by their generate).

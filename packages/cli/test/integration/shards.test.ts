@@ -2,43 +2,18 @@
 // runtime's example operator in sharded mode, each its own process.
 import { strict as assert } from "node:assert";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { eventually, useControlPlane } from "@tessera/testenv";
+import { eventually, simpleCrd, useControlPlane } from "@tessera/testenv";
 import type { RingJson } from "../../src/index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const bin = join(here, "../../src/bin.js");
 const operator = join(here, "../../../../runtime/dist/examples/widget-operator.js");
 
-const crdFile = join(mkdtempSync(join(tmpdir(), "tessera-shards-")), "widgets.yaml");
-writeFileSync(
-  crdFile,
-  JSON.stringify({
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "widgets.example.com" },
-    spec: {
-      group: "example.com",
-      names: { kind: "Widget", plural: "widgets", singular: "widget", listKind: "WidgetList" },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        },
-      ],
-    },
-  }),
-);
-
 describe("tessera shards against a running three-member ring", function () {
   this.timeout(180_000);
-  const env = useControlPlane({ crds: [crdFile] });
+  const env = useControlPlane({ crds: [simpleCrd({ group: "example.com", kind: "Widget" })] });
   const replicas: ChildProcess[] = [];
   let kubeconfig: string;
 

@@ -2,11 +2,8 @@
 // off, for a built-in kind (the server echoes shardInfo) and a custom
 // resource (v1.37 filters it but echoes nothing).
 import { strict as assert } from "node:assert";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ConfigMaps, defineResource, KubeListerWatcher, type KubeObject } from "@tessera/reflector";
-import { useControlPlane, type ControlPlane } from "@tessera/testenv";
+import { simpleCrd, useControlPlane, type ControlPlane } from "@tessera/testenv";
 import { probeServerFiltering } from "../../src/index.js";
 
 const Gadgets = defineResource<KubeObject>({
@@ -16,29 +13,6 @@ const Gadgets = defineResource<KubeObject>({
   plural: "gadgets",
   scope: "Namespaced",
 });
-const crd = join(mkdtempSync(join(tmpdir(), "tessera-probe-")), "gadgets.json");
-writeFileSync(
-  crd,
-  JSON.stringify({
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "gadgets.probe.example.com" },
-    spec: {
-      group: "probe.example.com",
-      names: { kind: "Gadget", plural: "gadgets", singular: "gadget", listKind: "GadgetList" },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        },
-      ],
-    },
-  }),
-);
-
 async function createGadgets(cp: ControlPlane, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
     const res = await cp.raw("/apis/probe.example.com/v1/namespaces/default/gadgets", {
@@ -56,7 +30,10 @@ async function createGadgets(cp: ControlPlane, n: number): Promise<void> {
 
 for (const gate of [true, false]) {
   describe(`probeServerFiltering against the real apiserver, ShardedListAndWatch=${gate}`, function () {
-    const env = useControlPlane({ featureGates: { ShardedListAndWatch: gate }, crds: [crd] });
+    const env = useControlPlane({
+      featureGates: { ShardedListAndWatch: gate },
+      crds: [simpleCrd({ group: "probe.example.com", kind: "Gadget" })],
+    });
 
     it("tells from the echo for a built-in kind", async () => {
       const probe = await probeServerFiltering(
