@@ -120,6 +120,30 @@ describe("tessera shards against a running three-member ring", function () {
     }
   });
 
+  it("--watch prints the ring again when it changes (a replica leaves)", async () => {
+    const watcher = spawn(
+      process.execPath,
+      [bin, "shards", "-n", "default", "--kubeconfig", kubeconfig, "--watch", "--json"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    watcher.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    const exited = new Promise((resolve) => watcher.on("exit", resolve));
+    try {
+      await eventually("the first drawing", () => output.includes('"members"'));
+      const first = output;
+      replicas.pop()!.kill("SIGTERM"); // replica-c hands its slots back
+      await eventually("a drawing without replica-c's slots", () => {
+        const drawings = output.split(/\n(?=\[)/);
+        const last = JSON.parse(drawings[drawings.length - 1]!) as RingJson[];
+        return output !== first && last[0]!.members.find((m) => m.identity === "replica-c")?.slots === 0;
+      });
+    } finally {
+      watcher.kill("SIGINT");
+      await exited;
+    }
+  });
+
   it("says where to look when the namespace has no ring", () => {
     const run = spawnSync(
       process.execPath,
