@@ -10,6 +10,7 @@ export default tseslint.config(
       // Rendered and compiled by the CLI tests; their __TOKENS__ are not code.
       "templates/**",
       "packages/cli/templates/**",
+      "**/src/generated/**",
       "bench/results/**",
       "bench/**/.build/**",
     ],

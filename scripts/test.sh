@@ -16,5 +16,6 @@ if [ -z "${TESSERA_CONTROLPLANE_DIR:-}${KUBEBUILDER_ASSETS:-}" ]; then
   export TESSERA_CONTROLPLANE_DIR
 fi
 npm run --silent build
+npm run --silent build:examples
 npm run --silent lint
-npx mocha --config .mocharc.json 'packages/*/dist/test/**/*.test.js'
+npx mocha --config .mocharc.json 'packages/*/dist/test/**/*.test.js' 'examples/*/dist/test/**/*.test.js'

@@ -9,7 +9,6 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import { CliError } from "./cli-error.js";
@@ -197,9 +196,12 @@ function writeIfChanged(path: string, content: string): void {
 }
 
 function scratchCopy(dir: string): string {
-  const work = mkdtempSync(join(tmpdir(), "tessera-generate-"));
+  // Inside the project (.tessera/ is git-ignored), so that packages resolve as
+  // they do for the project itself, up to a workspace root's node_modules.
+  mkdirSync(join(dir, ".tessera"), { recursive: true });
+  const work = mkdtempSync(join(dir, ".tessera", "generate-"));
   for (const entry of readdirSync(dir)) {
-    if (entry === "node_modules" || entry === "dist" || entry === ".git") continue;
+    if (["node_modules", "dist", ".git", ".tessera"].includes(entry)) continue;
     cpSync(join(dir, entry), join(work, entry), { recursive: true });
   }
   if (existsSync(join(dir, "node_modules")))

@@ -50,6 +50,10 @@ export function buildProgram(): Command {
       "install @tessera from a Tessera checkout (packed) or a directory of its tarballs instead of the registry; default: the checkout this CLI runs from, if any",
     )
     .option("--tessera-version <range>", "semver range of @tessera on the registry", "^0.1.0")
+    .option(
+      "--from-registry",
+      "name @tessera by --tessera-version even when run from a checkout (for a workspace inside it)",
+    )
     .option("--helm", "also write a Helm chart of the same manifests (chart/)")
     .option("--no-install", "write the files only (no npm install, no generate)")
     .option("--force", "write into a non-empty directory")
@@ -62,7 +66,8 @@ export function buildProgram(): Command {
       const version = await value("version", "API version", "v1alpha1");
       const kind = await value("kind", "Kind", "Widget");
       const mode = o["sharded"] ? "sharded" : "leader";
-      const packages = (o["tesseraPackages"] as string | undefined) ?? tesseraCheckout();
+      const packages =
+        (o["tesseraPackages"] as string | undefined) ?? (o["fromRegistry"] ? undefined : tesseraCheckout());
       const result = await newProject({
         dir,
         group,

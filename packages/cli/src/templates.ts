@@ -22,7 +22,11 @@ export function templatesDir(): string {
 const CONDITION = /\.(sharded|leader|helm|npm|pnpm)$/;
 
 /** Files whose names npm would drop or mangle when packing, stored under another name. */
-const RENAMED: Record<string, string> = { gitignore: ".gitignore", dockerignore: ".dockerignore" };
+const RENAMED: Record<string, string> = {
+  gitignore: ".gitignore",
+  dockerignore: ".dockerignore",
+  "mocharc.json": ".mocharc.json",
+};
 
 /**
  * Renders every file under `source` into `target`: `__NAME__`-style tokens

@@ -1,15 +1,18 @@
 import { strict as assert } from "node:assert";
+import { fileURLToPath } from "node:url";
 import { ConfigMaps } from "@tessera/reflector";
 import { ApiClient, Manager } from "@tessera/runtime";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { __KIND__Reconciler } from "../src/controllers/__SINGULAR__.js";
 import { __HANDLE__, __SINGULAR__Validator } from "../src/generated/index.js";
 
+// dist/test/ -> the project's deploy/base/crds, wherever mocha runs from.
+const crdDir = fileURLToPath(new URL("../../deploy/base/crds", import.meta.url));
 // A real etcd, kube-apiserver and kube-controller-manager (for garbage
 // collection) with the generated CRD installed, and the reconciler running in
 // a manager in this process.
 describe("__KIND__Reconciler", function () {
-  const env = useControlPlane({ controllerManager: true, crds: ["deploy/base/crds"] });
+  const env = useControlPlane({ controllerManager: true, crds: [crdDir] });
   let client: ApiClient;
   before(() => {
     client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });
