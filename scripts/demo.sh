@@ -15,4 +15,5 @@ if [ -z "${TESSERA_CONTROLPLANE_DIR:-}${KUBEBUILDER_ASSETS:-}" ]; then
   export TESSERA_CONTROLPLANE_DIR
 fi
 npm run --silent build
-node scripts/demo.mjs
+npm run --silent build:examples
+node scripts/demo.mjs "$@"
