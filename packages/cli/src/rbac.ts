@@ -39,7 +39,9 @@ const WRITE = ["create", "update", "patch", "delete"];
 
 /**
  * Least-privilege rules from the controllers' declarations: a `for` kind is
- * read (get, list, watch), its status updated and patched, and its
+ * read (get, list, watch), its status updated and patched (when it has a
+ * status subresource, as `hasStatus` tells; a built-in kind's status belongs
+ * to its own controller, so ask with `needs()`), and its
  * finalizers updated (what the OwnerReferencesPermissionEnforcement admission
  * plugin asks of an owner whose dependents block its deletion); an `owns`
  * kind is read and written; a `watches` kind is read; events are created and
@@ -49,7 +51,11 @@ const WRITE = ["create", "update", "patch", "delete"];
  * rules already grant, as when the operator owns ConfigMaps). Rules for one API group
  * and verb set are merged, and everything is sorted, so the output is stable.
  */
-export function deriveRules(controllers: readonly ControllerDeclaration[]): DerivedRules {
+export function deriveRules(
+  controllers: readonly ControllerDeclaration[],
+  options: { hasStatus?: (ref: ResourceRef) => boolean } = {},
+): DerivedRules {
+  const hasStatus = options.hasStatus ?? (() => true);
   const grants = new Map<string, Set<string>>(); // "group\u0000resource" -> verbs
   const grant = (ref: ResourceRef, verbs: readonly string[]) => {
     const key = `${ref.group}\u0000${ref.plural}`;
@@ -59,7 +65,8 @@ export function deriveRules(controllers: readonly ControllerDeclaration[]): Deri
   };
   for (const c of controllers) {
     grant(c.for, READ);
-    grant({ group: c.for.group, plural: `${c.for.plural}/status` }, ["get", "patch", "update"]);
+    if (hasStatus(c.for))
+      grant({ group: c.for.group, plural: `${c.for.plural}/status` }, ["get", "patch", "update"]);
     grant({ group: c.for.group, plural: `${c.for.plural}/finalizers` }, ["update"]);
     for (const o of c.owns) grant(o, [...READ, ...WRITE]);
     for (const w of c.watches) grant(w, READ);

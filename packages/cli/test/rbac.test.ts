@@ -86,6 +86,15 @@ describe("RBAC derivation", () => {
     ]);
   });
 
+  it("grants status only for kinds that have it (a built-in kind's status is its own controller's)", () => {
+    const { cluster } = deriveRules(
+      [{ name: "cm", mode: "leader", for: configMaps, owns: [], watches: [] }],
+      { hasStatus: (r) => r.group === "example.com" },
+    );
+    assert.ok(!cluster.some((r) => r.resources.includes("configmaps/status")));
+    assert.ok(cluster.some((r) => r.resources.includes("configmaps/finalizers")));
+  });
+
   it("asks for nothing in its namespace when every controller runs on every replica", () => {
     const { namespace } = deriveRules([
       { name: "w", mode: "every-replica", for: widget, owns: [], watches: [] },
