@@ -1,3 +1,4 @@
+import { sleep, SystemClock } from "@tessera/core";
 import { ApiClient, loadKubeConfig } from "@tessera/runtime";
 import { CliError } from "./cli-error.js";
 import { renderRing } from "./render-ring.js";
@@ -25,6 +26,7 @@ export async function showShards(options: ShardsOptions): Promise<void> {
   const kubeConfig = await loadKubeConfig(options.kubeconfig ? { file: options.kubeconfig } : {});
   const client = new ApiClient(kubeConfig, { fieldManager: "tessera-cli" });
   const color = out.isTTY === true && !process.env["NO_COLOR"];
+  const clock = new SystemClock();
   let last = "";
   for (;;) {
     let text: string;
@@ -49,13 +51,7 @@ export async function showShards(options: ShardsOptions): Promise<void> {
       last = text;
     }
     if (!options.watch || options.signal?.aborted) return;
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, options.intervalMs ?? 1000);
-      options.signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        resolve(undefined);
-      });
-    });
+    await sleep(clock, options.intervalMs ?? 1000, options.signal);
     if (options.signal?.aborted) return;
   }
 }

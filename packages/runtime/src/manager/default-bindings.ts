@@ -24,11 +24,9 @@ const Transport = token<KubeTransport>("tessera.internal.Transport");
  * Binds what every manager's container holds (see {@link Tokens}). Services
  * that depend on others are bound as lazy singletons, so a binding a test
  * swaps before `run` (the clock, the KubeConfig) is the one they get.
- */
-/**
- * Binds every default service. Returns what the manager runs once it has
- * stopped: the default event recorder, if one was made, writes its pending
- * series counts and drops its timers.
+ * Returns what the manager runs once it has stopped: the default event
+ * recorder, if one was made, writes its pending series counts and drops its
+ * timers.
  */
 export function bindDefaults(
   container: Container,
