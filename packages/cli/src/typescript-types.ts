@@ -13,6 +13,9 @@ export async function kindTypeScript(schema: KindSchema): Promise<string> {
   const properties = isObject(schema.openAPIV3Schema["properties"])
     ? schema.openAPIV3Schema["properties"]
     : {};
+  const required = Array.isArray(schema.openAPIV3Schema["required"])
+    ? (schema.openAPIV3Schema["required"] as unknown[])
+    : [];
   const parts: string[] = [];
   const members: string[] = [];
   for (const [field, suffix] of [
@@ -31,17 +34,19 @@ export async function kindTypeScript(schema: KindSchema): Promise<string> {
         strictIndexSignatures: false,
       }),
     );
-    members.push(`  ${field}?: ${names.kind}${suffix};`);
+    // A schema that requires `spec` at its top gets a type whose spec is there.
+    members.push(`  ${field}${required.includes(field) ? "" : "?"}: ${names.kind}${suffix};`);
   }
   const description =
     typeof schema.raw["description"] === "string" ? schema.raw["description"] : `A ${names.kind}.`;
   return [
     `import { defineResource, type KubeObject } from "@tessera/reflector";`,
+    `import type { RuntimeObjectMeta } from "@tessera/runtime";`,
     "",
     ...parts.map((p) => p.trim() + "\n"),
     `/** ${description.replace(/\*\//g, "*\\/")} */`,
     `export interface ${names.kind} extends KubeObject {`,
-    `  metadata?: KubeObject["metadata"] & { generation?: number };`,
+    `  metadata?: RuntimeObjectMeta;`,
     ...members,
     "}",
     "",

@@ -32,9 +32,11 @@ export const FINALIZER = "mirror.example.com/copies";
  * finalizer. Leader-elected: one replica works, the others stand by.
  */
 export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
-  static readonly inject = [Tokens.Client, Tokens.EventRecorder] as const;
+  static readonly inject = [Tokens.Client, Tokens.ApiClient, Tokens.EventRecorder] as const;
   constructor(
     private readonly client: Client,
+    // The finalizer helpers read fresh from the API server, not the cache.
+    private readonly api: Client,
     private readonly events: EventRecorder,
   ) {}
 
@@ -66,11 +68,11 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
       // No longer mirrored: take the copies back, then let go of the source.
       if (source.metadata?.finalizers?.includes(FINALIZER)) {
         await this.deleteCopies(source, new Set(), signal);
-        await removeFinalizer(this.client, ConfigMaps, source, FINALIZER, { signal });
+        await removeFinalizer(this.api, ConfigMaps, source, FINALIZER, { signal });
       }
       return;
     }
-    const state = await finalize(this.client, ConfigMaps, source, FINALIZER, async (s) => {
+    const state = await finalize(this.api, ConfigMaps, source, FINALIZER, async (s) => {
       await this.deleteCopies(s, new Set(), signal);
     });
     if (state !== "active") return;

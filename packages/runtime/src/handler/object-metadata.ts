@@ -10,17 +10,26 @@ export interface OwnerReference {
   blockOwnerDeletion?: boolean;
 }
 
-/** The metadata fields the runtime reads beyond the reflector's `ObjectMeta`. */
+/**
+ * An object's metadata as the API server sends it (timestamps are RFC 3339
+ * strings; client-node's models, which type them as `Date`, fit too). The
+ * metadata of the types `tessera generate` writes.
+ */
 export interface RuntimeObjectMeta {
   name?: string;
+  generateName?: string;
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
   generation?: number;
+  creationTimestamp?: string | Date;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
+  /** Set when a delete was asked for; the object stays while `finalizers` is not empty. */
+  finalizers?: string[];
   deletionTimestamp?: string | Date;
+  deletionGracePeriodSeconds?: number;
 }
 
 /** `object.metadata` as the runtime reads it (every model of client-node fits). */
