@@ -12,6 +12,8 @@ export default tseslint.config(
       "packages/cli/templates/**",
       "**/src/generated/**",
       "bench/results/**",
+      "docs/api/**",
+      ".docs-check/**",
       "bench/**/.build/**",
     ],
   },

@@ -3,7 +3,7 @@ import type { ReflectorHealth, ReflectorStore } from "@tessera/reflector";
 
 /**
  * What fills a {@link SharedIndexInformer}'s queue in place of its own
- * {@link Reflector}: anything that writes a collection into a
+ * `Reflector` (of @tessera/reflector): anything that writes a collection into a
  * {@link ReflectorStore} and can tell when it has written a complete
  * snapshot. It is a {@link Runnable} (the informer's run runs it, on the
  * same signal) and a {@link Syncable}, plus what the informer reports as its

@@ -54,7 +54,7 @@ export type {
   ControllerMode,
 } from "./config/manager-config.js";
 export { loadConfig, configEnvironmentVariables } from "./config/load-config.js";
-export type { LoadConfigOptions } from "./config/load-config.js";
+export type { LoadConfigOptions, SchemaNode } from "./config/load-config.js";
 export { managerConfigSchema } from "./config/config-schema.js";
 export { ConfigError } from "./config/config-error.js";
 export type { ConfigViolation } from "./config/config-error.js";

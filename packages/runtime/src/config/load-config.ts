@@ -23,7 +23,8 @@ const SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
-interface SchemaNode {
+/** A node of the configuration's JSON Schema, as far as the environment mapping reads it. */
+export interface SchemaNode {
   readonly type?: string;
   readonly properties?: Readonly<Record<string, SchemaNode>>;
   readonly additionalProperties?: boolean | SchemaNode;
