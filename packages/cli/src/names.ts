@@ -98,6 +98,8 @@ export function kindTokens(
     GROUP: group,
     VERSION: version,
     KIND: names.kind,
+    // "An Order", "A Widget": by the first letter, which is right for most kinds.
+    A_KIND: `${/^[AEIOU]/.test(names.kind) ? "An" : "A"} ${names.kind}`,
     SINGULAR: names.singular,
     PLURAL: names.plural,
     HANDLE: names.handle,
