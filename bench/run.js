@@ -1,6 +1,7 @@
 // Runs every benchmark in turn (npm run bench). Each prints its own table and
-// ratios; see docs/benchmarks.md for the published figures and what each
-// measures. Pick some with: npm run bench -- reflector workqueue
+// ratios and writes its result as JSON and an SVG plot to bench/results/;
+// at the end bench/plot.js publishes them to docs/plots/. See
+// docs/benchmarks.md for the published figures and what each measures. Pick some with: npm run bench -- reflector workqueue
 // Needs a build first (npm run build) and the control-plane binaries
 // (npm run controlplane), which this script resolves itself.
 import { spawnSync } from "node:child_process";
@@ -51,4 +52,6 @@ for (const [name, scripts] of Object.entries(suites)) {
     }
   }
 }
+// Every result's JSON and SVG into docs/plots/, where docs/benchmarks.md shows them.
+spawnSync(process.execPath, [join(here, "plot.js"), "--publish"], { stdio: "inherit" });
 process.exit(failed ? 1 : 0);

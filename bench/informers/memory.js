@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ControlPlane } from "@tessera/testenv";
+import { writeResult } from "../lib/results.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const SMALL = Number(process.env.SMALL ?? 1000);
@@ -251,6 +252,31 @@ try {
   }
   console.log("");
   console.log(JSON.stringify({ runs: RUNS, small: SMALL, large: LARGE, sizes, perObject, deltas }));
+  // Per run, the slope between the two sizes: the spread of the per-object figure.
+  const slopes = (kind, variant) =>
+    deltas[kind][variant][LARGE].map(
+      (large, i) => (large - deltas[kind][variant][SMALL][i]) / (LARGE - SMALL),
+    );
+  writeResult({
+    name: "informer-memory",
+    title: "Informer cache: heap per cached object",
+    unit: "bytes",
+    lowerIsBetter: true,
+    groups: KINDS.map((kind) => ({
+      label: `${kind === "pods" ? "Pod" : "ConfigMap"} (${fmt(sizes[kind].full)} B of JSON)`,
+      bars: VARIANTS.map((variant) => {
+        const runs = slopes(kind, variant).map(Math.round);
+        return {
+          label: variant,
+          median: Math.round(perObject[kind][variant]),
+          min: Math.min(...runs),
+          max: Math.max(...runs),
+          runs,
+        };
+      }),
+    })),
+    note: `slope between ${SMALL} and ${LARGE} objects; median of ${RUNS} runs`,
+  });
 } finally {
   await cp.stop();
 }

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { ControlPlane } from "@tessera/testenv";
 import { controllerRuntimeReplica } from "./controller-runtime.js";
+import { summarize, writeResult } from "../lib/results.js";
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -130,6 +131,7 @@ try {
     for (let i = 0; i < RUNS; i++) runs.push(await once(command));
     rows.push({
       name,
+      runs,
       readyMs: median(runs.map((r) => r.readyMs)),
       atReady: median(runs.map((r) => r.atReady)),
       idle: median(runs.map((r) => r.idle)),
@@ -148,3 +150,27 @@ for (const r of rows) {
     `${r.name.padEnd(39)} ${`${Math.round(r.readyMs)} ms`.padStart(14)} ${`${r.atReady.toFixed(1)} MiB`.padStart(14)} ${`${r.idle.toFixed(1)} MiB`.padStart(17)}`,
   );
 }
+writeResult({
+  name: "runtime-startup",
+  title: "Operator start: process start to ready (one controller, nothing cached)",
+  unit: "ms",
+  lowerIsBetter: true,
+  groups: [
+    {
+      label: "start -> ready",
+      bars: rows.map((r) => ({ label: r.name, ...summarize(r.runs.map((x) => Math.round(x.readyMs))) })),
+    },
+  ],
+});
+writeResult({
+  name: "runtime-memory",
+  title: "Operator memory: RSS 2 s after ready (one controller, nothing cached)",
+  unit: "MiB",
+  lowerIsBetter: true,
+  groups: [
+    {
+      label: "RSS idle",
+      bars: rows.map((r) => ({ label: r.name, ...summarize(r.runs.map((x) => Number(x.idle.toFixed(1)))) })),
+    },
+  ],
+});

@@ -14,6 +14,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ControlPlane } from "@tessera/testenv";
 import { controllerRuntimeReplica } from "./controller-runtime.js";
+import { writeResult } from "../lib/results.js";
 
 const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
 const IN_FLIGHT = 64;
@@ -191,3 +192,42 @@ for (const r of rows) {
     `${r.contender.padEnd(26)} ${r.scenario.padEnd(21)} ${String(r.writesPerSec).padStart(9)} ${String(r.reconcilesPerSec).padStart(13)} ${r.lagP50.padStart(11)} ${r.lagP99.padStart(11)} ${r.lagMax.padStart(11)}`,
   );
 }
+
+const scenarioLabels = [...new Set(rows.map((r) => r.scenario))];
+const supported = (r) => !r.unsupported;
+writeResult({
+  name: "runtime-throughput",
+  title: `End to end: ${OBJECTS.toLocaleString("en-US")} ConfigMaps created, no-op reconcile`,
+  unit: "reconciles/s",
+  lowerIsBetter: false,
+  groups: scenarioLabels.map((scenario) => ({
+    label: scenario,
+    bars: rows
+      .filter((r) => r.scenario === scenario && supported(r))
+      .map((r) => ({
+        label: r.contender,
+        median: r.reconcilesPerSec,
+        min: r.reconcilesPerSec,
+        max: r.reconcilesPerSec,
+      })),
+  })),
+  note: "one round per contender and scenario",
+});
+writeResult({
+  name: "runtime-lag",
+  title: "End to end: create response to first reconcile, p99",
+  unit: "ms",
+  lowerIsBetter: true,
+  groups: scenarioLabels.map((scenario) => ({
+    label: scenario,
+    bars: rows
+      .filter((r) => r.scenario === scenario && supported(r))
+      .map((r) => ({
+        label: r.contender,
+        median: Number(r.lagP99),
+        min: Number(r.lagP50),
+        max: Number(r.lagMax),
+      })),
+  })),
+  note: "bar: p99; whisker: p50 to max; one round per contender and scenario",
+});

@@ -6,6 +6,7 @@
 // Needs kube-controller-manager in the binaries directory:
 //   bash packages/testenv/tools/controlplane/build.sh --with-controller-manager
 import { ControlPlane } from "@tessera/testenv";
+import { summarize, writeResult } from "../lib/results.js";
 
 const runs = Number(process.env.RUNS ?? 5);
 const variants = [
@@ -35,3 +36,18 @@ for (const [v, variant] of variants.entries()) {
   );
 }
 console.log(`ratio with/without: ${(median(times[1]) / median(times[0])).toFixed(2)}x`);
+writeResult({
+  name: "testenv-startup",
+  title: "Test control plane: ControlPlane.start() to ready",
+  unit: "s",
+  lowerIsBetter: true,
+  groups: [
+    {
+      label: "binaries cached",
+      bars: variants.map((v, i) => ({
+        label: v.name.replace("etcd + kube-apiserver", "apiserver"),
+        ...summarize(times[i].map((ms) => ms / 1000)),
+      })),
+    },
+  ],
+});

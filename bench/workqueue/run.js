@@ -15,6 +15,7 @@ import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WorkQueue, WorkerPool } from "@tessera/workqueue";
+import { summarize, writeResult } from "../lib/results.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const KEYS = Number(process.env.KEYS ?? 10_000);
@@ -247,6 +248,31 @@ console.log(
     `${fmt(rate(tryGetRuns, "cpu") / rate(goRuns[1], "cpu"), 2)} per CPU-second`,
 );
 console.log(`  (client-go ${goInfo.goVersion}, GOMAXPROCS=${goInfo.gomaxprocs}; node is single-threaded)`);
+const thousands = (runs) => summarize(runs.map((x) => x.wall / 1000));
+writeResult({
+  name: "workqueue-cycles",
+  title: `Work queue: add/get/done cycles, ${fmt(KEYS)} keys`,
+  unit: "thousand cycles/s",
+  lowerIsBetter: false,
+  groups: [
+    {
+      label: "1 worker",
+      bars: [
+        { label: "tessera", ...thousands(oursRuns[1]) },
+        { label: "tessera, tryGet() ?? get()", ...thousands(tryGetRuns) },
+        { label: "client-go v0.37.2", ...thousands(goRuns[1]) },
+      ],
+    },
+    {
+      label: "8 workers",
+      bars: [
+        { label: "tessera", ...thousands(oursRuns[8]) },
+        { label: "client-go v0.37.2", ...thousands(goRuns[8]) },
+      ],
+    },
+  ],
+  note: `client-go built with ${goInfo.goVersion}, GOMAXPROCS=${goInfo.gomaxprocs}; node is single-threaded`,
+});
 
 for (const concurrency of [1, 8]) {
   await pool(keys, POOL_OPS / 10, concurrency); // warm-up
