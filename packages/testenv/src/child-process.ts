@@ -26,10 +26,16 @@ export class ManagedProcess {
     log.write(`\n==== ${new Date().toISOString()} ${this.binary} ${this.args.join(" ")}\n`);
     // setpriv --pdeathsig makes the kernel kill the child when the test
     // process dies, even by SIGKILL; exit handlers alone cannot do that.
-    const [cmd, argv] = hasSetpriv()
+    const deathsig = hasSetpriv();
+    const [cmd, argv] = deathsig
       ? ["setpriv", ["--pdeathsig", "KILL", "--", this.binary, ...this.args]]
       : [this.binary, [...this.args]];
-    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    // In a process group of its own, a terminal's Ctrl-C reaches only the
+    // test or `tessera dev` process, which stops the control plane in order
+    // (the operator first, while the apiserver still answers); the death
+    // signal still takes the process down if its parent dies. Without
+    // setpriv it stays in the parent's group, so Ctrl-C still ends it.
+    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"], detached: deathsig });
     this.child = child;
     this.exitCode = undefined;
     child.stdout.pipe(log, { end: false });
