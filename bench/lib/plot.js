@@ -37,11 +37,14 @@ export function renderSvg(result) {
   const top = 58;
   const rows = result.groups.reduce((n, g) => n + 1 + g.bars.length, 0);
   const plotHeight = rows * (BAR + GAP) + result.groups.length * 6;
-  const height = top + plotHeight + 46;
+  const height = top + plotHeight + (result.note ? 60 : 46);
   const longest = Math.max(...result.groups.flatMap((g) => g.bars.map((b) => String(b.label).length)));
   const x0 = Math.max(140, Math.ceil(longest * CHAR) + 24);
   const plotWidth = PLOT;
-  const WIDTH = x0 + PLOT + VALUE;
+  const valueChars = Math.max(
+    ...result.groups.flatMap((g) => g.bars.map((b) => `${formatValue(b.median)} ${result.unit}`.length)),
+  );
+  const WIDTH = x0 + PLOT + Math.max(VALUE, Math.ceil(valueChars * CHAR) + 20);
   const scaleTicks = ticks(Math.max(...result.groups.flatMap((g) => g.bars.map((b) => b.max ?? b.median))));
   const axisMax = scaleTicks[scaleTicks.length - 1] || 1;
   const x = (v) => x0 + (v / axisMax) * plotWidth;
@@ -78,15 +81,21 @@ export function renderSvg(result) {
         );
       }
       parts.push(
-        `<text x="${WIDTH - VALUE + 8}" y="${y + BAR - 4}" fill="#111827">${escape(`${formatValue(bar.median)} ${result.unit}`)}</text>`,
+        `<text x="${x0 + PLOT + 12}" y="${y + BAR - 4}" fill="#111827">${escape(`${formatValue(bar.median)} ${result.unit}`)}</text>`,
       );
       y += BAR + GAP;
     }
     y += 6;
   }
-  parts.push(
-    `<text x="12" y="${height - 10}" font-size="11" fill="#6b7280">${escape(`${result.machine ?? ""}${result.date ? `, ${result.date.slice(0, 10)}` : ""}${result.note ? `. ${result.note}` : ""}`)}</text>`,
-    `</svg>`,
-  );
+  const footer = [
+    `${result.machine ?? ""}${result.date ? `, ${result.date.slice(0, 10)}` : ""}`,
+    result.note,
+  ];
+  for (const [i, line] of footer.filter(Boolean).entries()) {
+    parts.push(
+      `<text x="12" y="${top + plotHeight + 34 + i * 14}" font-size="11" fill="#6b7280">${escape(line)}</text>`,
+    );
+  }
+  parts.push(`</svg>`);
   return parts.join("\n") + "\n";
 }

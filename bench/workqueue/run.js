@@ -248,26 +248,26 @@ console.log(
     `${fmt(rate(tryGetRuns, "cpu") / rate(goRuns[1], "cpu"), 2)} per CPU-second`,
 );
 console.log(`  (client-go ${goInfo.goVersion}, GOMAXPROCS=${goInfo.gomaxprocs}; node is single-threaded)`);
-const thousands = (runs) => summarize(runs.map((x) => x.wall / 1000));
+const millions = (runs) => summarize(runs.map((x) => Number((x.wall / 1e6).toFixed(2))));
 writeResult({
   name: "workqueue-cycles",
   title: `Work queue: add/get/done cycles, ${fmt(KEYS)} keys`,
-  unit: "thousand cycles/s",
+  unit: "M cycles/s",
   lowerIsBetter: false,
   groups: [
     {
       label: "1 worker",
       bars: [
-        { label: "tessera", ...thousands(oursRuns[1]) },
-        { label: "tessera, tryGet() ?? get()", ...thousands(tryGetRuns) },
-        { label: "client-go v0.37.2", ...thousands(goRuns[1]) },
+        { label: "tessera", ...millions(oursRuns[1]) },
+        { label: "tessera, tryGet() ?? get()", ...millions(tryGetRuns) },
+        { label: "client-go v0.37.2", ...millions(goRuns[1]) },
       ],
     },
     {
       label: "8 workers",
       bars: [
-        { label: "tessera", ...thousands(oursRuns[8]) },
-        { label: "client-go v0.37.2", ...thousands(goRuns[8]) },
+        { label: "tessera", ...millions(oursRuns[8]) },
+        { label: "client-go v0.37.2", ...millions(goRuns[8]) },
       ],
     },
   ],
