@@ -9,7 +9,13 @@ export { NORMAL_PRIORITY, LOW_PRIORITY } from "./priority.js";
 export type { AddOptions } from "./priority.js";
 export { WorkerPool } from "./worker-pool.js";
 export type { WorkContext } from "./in-flight-work.js";
-export type { WorkResult, WorkHandler, WorkerPoolOptions, WorkerPoolOutcome } from "./worker-pool.js";
+export type {
+  WorkResult,
+  WorkHandler,
+  WorkerPoolOptions,
+  WorkerPoolOutcome,
+  WorkerPoolRunOptions,
+} from "./worker-pool.js";
 export { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 export { TerminalError, isTerminalError } from "./terminal-error.js";
 export type { RateLimiter } from "./rate-limiter.js";

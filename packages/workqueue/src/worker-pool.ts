@@ -69,6 +69,18 @@ export interface WorkerPoolOptions<T extends NonNullable<unknown>> extends Instr
   onError?: (error: WorkItemError<T>) => void;
 }
 
+/** What {@link WorkerPool.run} takes besides its stop signal. */
+export interface WorkerPoolRunOptions {
+  /**
+   * When this aborts, the pool stops as when the run's signal aborts, and
+   * the handlers in flight get their signals aborted at once, with this
+   * signal's reason, instead of after the drain timeout. For a right to work
+   * that ended (leadership lost): another process may already be doing the
+   * same work, so nothing in flight should go on.
+   */
+  abortInFlight?: AbortSignal;
+}
+
 /** How a {@link WorkerPool.run} ended: what its stop left behind. */
 export interface WorkerPoolOutcome<T> {
   /** Every item in flight finished within the drain timeout. */
@@ -171,9 +183,10 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
    *
    * Resolves with that outcome once stopped; with a signal that has already
    * aborted it takes nothing and just closes the queue. A pool runs once:
-   * a second `run`, while running or after, rejects.
+   * a second `run`, while running or after, rejects. See
+   * {@link WorkerPoolRunOptions.abortInFlight} for a stop that does not wait.
    */
-  async run(signal: AbortSignal): Promise<WorkerPoolOutcome<T>> {
+  async run(signal: AbortSignal, options: WorkerPoolRunOptions = {}): Promise<WorkerPoolOutcome<T>> {
     if (this.state !== "new") {
       throw new Error(
         this.state === "running"
@@ -182,23 +195,36 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
       );
     }
     this.state = "running";
+    const urgent = options.abortInFlight;
+    const stopOn = urgent ? AbortSignal.any([signal, urgent]) : signal;
     // An aborted signal starts nothing: the pump would take a ready item synchronously.
-    if (!signal.aborted) {
+    if (!stopOn.aborted) {
       this.logger.info("workqueue: worker pool starting", { concurrency: this.concurrency });
       this.metrics.observe({ active: () => this.inFlightItems.size, concurrency: () => this.concurrency });
       this.pumping = this.pump();
-      await whenAborted(signal);
+      await whenAborted(stopOn);
     }
-    return this.stop();
+    return this.stop(urgent);
   }
 
-  private async stop(): Promise<WorkerPoolOutcome<T>> {
+  private async stop(urgent: AbortSignal | undefined): Promise<WorkerPoolOutcome<T>> {
     this.state = "stopping";
     this.queue.close();
     this.wakePump?.();
     await this.pumping;
     let result: WorkerPoolOutcome<T> = { drained: true, abandoned: [] };
     if (this.inFlightItems.size > 0) {
+      // Also while draining: the right to work may end after the stop began.
+      const abortNow = () => {
+        if (this.inFlightItems.size === 0) return;
+        this.logger.warn("workqueue: aborting the items in flight at once", {
+          reason: String(urgent?.reason),
+          items: [...this.inFlightItems.keys()].map(describeItem),
+        });
+        for (const work of this.inFlightItems.values()) work.abort(urgent?.reason);
+      };
+      if (urgent?.aborted) abortNow();
+      else urgent?.addEventListener("abort", abortNow, { once: true });
       const all = Promise.all([...this.inFlightItems.values()].map((f) => f.settled)).then(() => true);
       let timer: { cancel(): void } | undefined;
       const expired = new Promise<false>((resolve) => {
@@ -206,6 +232,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
       });
       const drained = await Promise.race([all, expired]);
       timer?.cancel();
+      urgent?.removeEventListener("abort", abortNow);
       if (!drained) {
         const abandoned = [...this.inFlightItems.keys()];
         for (const [item, work] of this.inFlightItems) {

@@ -346,6 +346,46 @@ describe("WorkerPool", () => {
     assert.equal(queue.stats().processing, 0, "marked done when it finally returns");
   });
 
+  it("abortInFlight: the handlers in flight are aborted at once, not after the drain timeout", async () => {
+    const pool = newPool({ concurrency: 2, drainTimeoutMs: 30_000 });
+    queue.add("a");
+    queue.add("b");
+    const stop = new AbortController();
+    const lost = new AbortController();
+    const outcome = pool.run(stop.signal, { abortInFlight: lost.signal });
+    runs.push({ outcome, stop: () => (stop.abort(), outcome) });
+    await clock.flush();
+    assert.equal(handler.calls.length, 2);
+    lost.abort(new Error("leadership lost"));
+    await clock.flush();
+    for (const call of handler.calls) {
+      assert.ok(call.context.signal.aborted, `${call.item} aborted without waiting for the drain`);
+      assert.equal((call.context.signal.reason as Error).message, "leadership lost");
+    }
+    queue.add("c");
+    for (const call of handler.open()) finish(call);
+    assert.deepEqual(await outcome, { drained: true, abandoned: [] }, "they returned: drained");
+    assert.equal(handler.calls.length, 2, "nothing taken after the loss");
+  });
+
+  it("abortInFlight during a drain: a stop that was waiting aborts the handlers when it fires", async () => {
+    const pool = newPool({ drainTimeoutMs: 30_000 });
+    queue.add("a");
+    const stop = new AbortController();
+    const lost = new AbortController();
+    const outcome = pool.run(stop.signal, { abortInFlight: lost.signal });
+    runs.push({ outcome, stop: () => (stop.abort(), outcome) });
+    await clock.flush();
+    stop.abort();
+    await clock.advance(1_000);
+    assert.equal(handler.calls[0]!.context.signal.aborted, false, "draining: the handler may finish");
+    lost.abort(new Error("leadership lost"));
+    await clock.flush();
+    assert.ok(handler.calls[0]!.context.signal.aborted);
+    finish(handler.calls[0]!);
+    assert.deepEqual(await outcome, { drained: true, abandoned: [] });
+  });
+
   it("a handler that reads its signal only after the drain timeout sees it aborted", async () => {
     let release: () => void = () => {};
     let seen: AbortSignal | undefined;

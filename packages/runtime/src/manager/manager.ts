@@ -376,10 +376,15 @@ export class Manager implements Runnable, Syncable {
             lease,
             identity: config.identity,
           });
-          // Work stops when leadership ends or the manager stops, whichever comes first.
+          // Work stops when leadership ends or the manager stops, whichever comes first. On a
+          // shutdown the elector renews until the work has drained, so `leading` aborts while
+          // reconciles run only when leadership was lost: a standby may take over within
+          // leaseDuration - renewDeadline, so they are aborted at once rather than drained.
           const working = AbortSignal.any([leading, signal]);
           leaderWork = Promise.all([
-            ...leaderControllers.map(({ controller }) => controller.work(working)),
+            ...leaderControllers.map(({ controller }) =>
+              controller.work(working, { abortInFlight: leading }),
+            ),
             ...leaderRunnables.map(({ runnable, name }) =>
               runnable.run(working).catch((error: unknown) => {
                 logger.error(`${name} failed; stopping the manager`, { error });

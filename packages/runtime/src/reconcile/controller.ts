@@ -19,6 +19,7 @@ import {
   type RateLimiter,
   type WorkContext,
   type WorkerPoolOutcome,
+  type WorkerPoolRunOptions,
   type WorkResult,
 } from "@tessera/workqueue";
 import type { MapToRequests } from "../handler/event-handler.js";
@@ -135,10 +136,11 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   /**
    * Runs the workers until `signal` aborts, then lets in-flight reconciles
-   * finish within the drain timeout. A controller works once (its queue
-   * closes when the workers stop).
+   * finish within the drain timeout; when `options.abortInFlight` aborts
+   * (leadership lost), the reconciles in flight are aborted at once. A
+   * controller works once (its queue closes when the workers stop).
    */
-  work(signal: AbortSignal): Promise<WorkerPoolOutcome<string>> {
+  work(signal: AbortSignal, options: WorkerPoolRunOptions = {}): Promise<WorkerPoolOutcome<string>> {
     const o = this.options;
     this.pool = new WorkerPool<string>({
       ...this.instrumentation,
@@ -152,7 +154,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         else if (isPanic(error.cause)) this.metrics.panics.add();
       },
     });
-    return this.pool.run(signal);
+    return this.pool.run(signal, options);
   }
 
   /**

@@ -5,8 +5,15 @@ import { strict as assert } from "node:assert";
 import { eventually, parsePrometheusText, sumSamples, useControlPlane } from "@tessera/testenv";
 import { ContainerModule } from "inversify";
 import { CapturingLogger } from "@tessera/core/testing";
-import { Manager, Tokens, type ManagerConfigInput } from "../../src/index.js";
-import { LedgerToken, WidgetReconciler, nowMicros, type ReconcileRecord } from "./widget.js";
+import { Leases } from "@tessera/reflector";
+import {
+  ApiClient,
+  LeaderElectionLostError,
+  Manager,
+  Tokens,
+  type ManagerConfigInput,
+} from "../../src/index.js";
+import { LedgerToken, WidgetReconciler, Widgets, nowMicros, type ReconcileRecord } from "./widget.js";
 import {
   createNamespace,
   createWidget,
@@ -247,6 +254,51 @@ describe("Manager (in process, real API server)", function () {
       ),
       records.length,
     );
+  });
+
+  it("aborts the reconciles in flight at once when leadership is lost, without waiting for the drain", async () => {
+    const ns = await createNamespace(env.cp, "lost");
+    const manager = await Manager.create({
+      config: { ...quiet, name: "lost-leader", namespace: ns, shutdown: { drainTimeoutMs: 60_000 } },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+    });
+    let aborted: ((reason: unknown) => void) | undefined;
+    const abortedReason = new Promise<unknown>((resolve) => (aborted = resolve));
+    let started = false;
+    manager
+      .controller()
+      .for(Widgets)
+      .mode("leader")
+      .complete(async (_request, ctx) => {
+        started = true;
+        // A long reconcile that honours its signal.
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener("abort", () => (aborted?.(ctx.signal.reason), resolve()), {
+            once: true,
+          }),
+        );
+      });
+    const running = manager.run(new AbortController().signal);
+    await createWidget(env.cp, ns, "slow");
+    await eventually("the reconcile started", () => started);
+
+    // Another process takes the Lease (as a standby would after a partition).
+    const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "thief" });
+    const lease = (await client.get(Leases, { name: "lost-leader-leader", namespace: ns }))!;
+    await client.update(Leases, {
+      ...lease,
+      spec: {
+        ...lease.spec,
+        holderIdentity: "someone-else",
+        renewTime: new Date().toISOString().replace(/Z$/, "000Z") as never /* MicroTime */,
+      },
+    });
+    const t0 = Date.now();
+    await abortedReason; // with the 60 s drain, only the loss can abort it this soon
+    const abortedAfterMs = Date.now() - t0;
+    assert.ok(abortedAfterMs < 20_000, `aborted ${abortedAfterMs} ms after the Lease was taken`);
+    await assert.rejects(running, LeaderElectionLostError);
   });
 
   it("fails start-up on a kind discovery does not know, naming its group, version and kind", async () => {
