@@ -115,6 +115,20 @@ describe("loadConfig", () => {
       (e: unknown) =>
         e instanceof ConfigError && e.violations.some((v) => v.path === "/leaderElection/renewDeadlineMs"),
     );
+    // The elector needs renewDeadline > 1.2 retry periods; the config says so, not the elector at run time.
+    const load = (retryPeriodMs: number) =>
+      loadConfig({
+        config: { leaderElection: { leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs } },
+        env: {},
+        namespaceFile: noNamespaceFile,
+      });
+    assert.equal(load(8333).leaderElection.retryPeriodMs, 8333);
+    assert.throws(
+      () => load(9000),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.violations.some((v) => v.path === "/leaderElection/retryPeriodMs" && /at most 8333/.test(v.expected)),
+    );
   });
 
   it("says what is wrong with a file that cannot be read or parsed", () => {

@@ -6,6 +6,7 @@ import { parseYaml } from "./parse-yaml.js";
 import { ConfigError, type ConfigViolation } from "./config-error.js";
 import { managerConfigSchema } from "./config-schema.js";
 import type { ManagerConfig, ManagerConfigInput } from "./manager-config.js";
+import { JITTER_FACTOR } from "@tessera/leader-election";
 
 /** Where {@link loadConfig} reads from; every source is optional. */
 export interface LoadConfigOptions {
@@ -113,10 +114,11 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
       source: origins.get("/leaderElection/renewDeadlineMs") ?? "the default",
     });
   }
-  if (retryPeriodMs >= renewDeadlineMs) {
+  // The elector's own rule (client-go's): a renewal may wait up to JITTER_FACTOR retry periods.
+  if (renewDeadlineMs <= JITTER_FACTOR * retryPeriodMs) {
     violations.push({
       path: "/leaderElection/retryPeriodMs",
-      expected: `less than renewDeadlineMs (${renewDeadlineMs})`,
+      expected: `at most ${Math.ceil(renewDeadlineMs / JITTER_FACTOR) - 1} (renewDeadlineMs, ${renewDeadlineMs}, must exceed ${JITTER_FACTOR} retry periods)`,
       found: String(retryPeriodMs),
       source: origins.get("/leaderElection/retryPeriodMs") ?? "the default",
     });
