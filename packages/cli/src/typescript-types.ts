@@ -38,7 +38,9 @@ export async function kindTypeScript(schema: KindSchema): Promise<string> {
     members.push(`  ${field}${required.includes(field) ? "" : "?"}: ${names.kind}${suffix};`);
   }
   const description =
-    typeof schema.raw["description"] === "string" ? schema.raw["description"] : `${/^[AEIOU]/.test(names.kind) ? "An" : "A"} ${names.kind}.`;
+    typeof schema.raw["description"] === "string"
+      ? schema.raw["description"]
+      : `${/^[AEIOU]/.test(names.kind) ? "An" : "A"} ${names.kind}.`;
   return [
     `import { defineResource, type KubeObject } from "@tessera/reflector";`,
     `import type { RuntimeObjectMeta } from "@tessera/runtime";`,

@@ -127,7 +127,9 @@ describe("loadConfig", () => {
       () => load(9000),
       (e: unknown) =>
         e instanceof ConfigError &&
-        e.violations.some((v) => v.path === "/leaderElection/retryPeriodMs" && /at most 8333/.test(v.expected)),
+        e.violations.some(
+          (v) => v.path === "/leaderElection/retryPeriodMs" && /at most 8333/.test(v.expected),
+        ),
     );
   });
 
