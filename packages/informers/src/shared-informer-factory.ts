@@ -11,6 +11,7 @@ import {
 import {
   describeResource,
   KubeListerWatcher,
+  type Compression,
   type Indexers,
   type KubeConfigLike,
   type KubeObject,
@@ -75,6 +76,8 @@ export interface SharedInformerFactoryOptions extends Instrumentation {
   defaultResyncPeriodMs?: number;
   /** Passed to every informer's reflector. */
   reflector?: InformerReflectorOptions<KubeObject>;
+  /** Offered on every LIST and WATCH of the `kubeConfig` path; see `KubeListerWatcherOptions.compression`. */
+  compression?: Compression;
 }
 
 /**
@@ -365,6 +368,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
       ...(request.namespace ? { namespace: request.namespace } : {}),
       ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
       ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
+      ...(this.options.compression ? { compression: this.options.compression } : {}),
     };
     return request.metadataOnly
       ? new MetadataListerWatcher(kc, request.resource, options)

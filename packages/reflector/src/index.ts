@@ -10,6 +10,7 @@ export type { SyncMode } from "./reflector-metrics.js";
 export type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
 export { KubeListerWatcher } from "./kube-lister-watcher.js";
 export type { KubeListerWatcherOptions } from "./kube-lister-watcher.js";
+export type { Compression } from "./response-body.js";
 export {
   sendKubeRequest,
   readKubeResponse,

@@ -1,0 +1,105 @@
+import type { IncomingMessage } from "node:http";
+import { PassThrough, type Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { toError } from "@tessera/core";
+import { ConnectionError, StreamDecodeError, type ListWatchErrorContext } from "./list-watch-error.js";
+
+/** What a {@link KubeListerWatcher} may ask the server to compress its responses with. */
+export type Compression = "gzip" | "none";
+
+/** The request headers that offer `compression`. */
+export function acceptEncoding(compression: Compression | undefined): Record<string, string> {
+  return compression === "gzip" ? { "Accept-Encoding": "gzip" } : {};
+}
+
+/**
+ * The body of a list or watch response as a stream of its decoded bytes:
+ * the response itself, or, when the server compressed it
+ * (`Content-Encoding: gzip`), the response piped through a gunzip stream, so
+ * a watch's events come out as their frames arrive and nothing is buffered
+ * whole. Errors come out of the returned stream: a broken or truncated
+ * connection as a {@link ConnectionError}, bytes that are not gzip as a
+ * {@link StreamDecodeError}.
+ */
+export function responseBody(res: IncomingMessage, context: ListWatchErrorContext): Readable {
+  const encoding = String(res.headers["content-encoding"] ?? "identity").toLowerCase();
+  if (encoding === "identity") return res;
+  if (encoding !== "gzip") {
+    res.destroy();
+    throw new StreamDecodeError(
+      context,
+      `the server answered with Content-Encoding ${encoding}, which was not offered`,
+      "",
+    );
+  }
+  // The caller reads `out`; each failure reaches it once, as the error that names its cause.
+  const gunzip = createGunzip();
+  const out = new PassThrough();
+  let failed = false;
+  const fail = (err: Error) => {
+    if (failed) return;
+    failed = true;
+    res.destroy();
+    gunzip.destroy();
+    out.destroy(err);
+  };
+  gunzip.on("error", (err) =>
+    fail(new StreamDecodeError(context, `the gzip body could not be decoded: ${err.message}`, "", err)),
+  );
+  res.on("error", (err) => fail(new ConnectionError(context, `the response broke: ${err.message}`, err)));
+  res.on("close", () => {
+    if (!res.complete) fail(new ConnectionError(context, "the response was closed before its end"));
+  });
+  res.pipe(gunzip).pipe(out);
+  return out;
+}
+
+/**
+ * Reads all of a (decoded) body, keeping at most `maxBytes`. Rejects with the
+ * stream's error ({@link ConnectionError}, {@link StreamDecodeError}), or
+ * with the signal's reason on abort.
+ */
+export function readBody(
+  res: IncomingMessage,
+  body: Readable,
+  context: ListWatchErrorContext,
+  maxBytes = Number.POSITIVE_INFINITY,
+  signal?: AbortSignal,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let settled = false;
+    const finish = (err: unknown, value?: Buffer): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener("abort", onAbort);
+      if (err !== undefined) {
+        res.destroy();
+        body.destroy();
+        reject(toError(err));
+      } else resolve(value as Buffer);
+    };
+    const onAbort = (): void => finish(signal?.reason);
+    if (signal?.aborted) return finish(signal.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    body.on("data", (chunk: Buffer) => {
+      if (bytes >= maxBytes) return;
+      chunks.push(chunk);
+      bytes += chunk.length;
+    });
+    body.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    body.on("error", (err) =>
+      finish(
+        err instanceof ConnectionError || err instanceof StreamDecodeError
+          ? err
+          : new ConnectionError(context, `the response broke: ${err.message}`, err),
+      ),
+    );
+    if (body === res) {
+      res.on("close", () => {
+        if (!res.complete) finish(new ConnectionError(context, "the response was closed before its end"));
+      });
+    }
+  });
+}
