@@ -16,6 +16,8 @@ interface Pair {
   client: Socket;
   upstream: Socket;
   down: number;
+  /** When the simulated link is free to send the next downstream chunk (ms since the epoch). */
+  linkFreeAt: number;
 }
 
 /**
@@ -34,6 +36,7 @@ export class FaultProxy {
   private server: Server | undefined;
   private readonly pairs = new Set<Pair>();
   private latencyMs = 0;
+  private bytesPerSecond: number | undefined;
   private stalled = false;
   private refusing = false;
   private cutAfter: number | undefined;
@@ -102,6 +105,15 @@ export class FaultProxy {
     this.latencyMs = Math.max(0, ms);
   }
 
+  /**
+   * Limits each connection's downstream (server to client) to `bytesPerSecond`,
+   * as a slow link would: a chunk is delivered once the link has had time to
+   * carry it after the chunks before it. `undefined` lifts the limit.
+   */
+  setBandwidth(bytesPerSecond: number | undefined): void {
+    this.bytesPerSecond = bytesPerSecond !== undefined && bytesPerSecond > 0 ? bytesPerSecond : undefined;
+  }
+
   /** While on, new connections are reset at once. */
   refuse(on = true): void {
     this.refusing = on;
@@ -130,7 +142,7 @@ export class FaultProxy {
       return;
     }
     const upstream = connect(this.upstreamPort, this.upstreamHost);
-    const pair: Pair = { client, upstream, down: 0 };
+    const pair: Pair = { client, upstream, down: 0, linkFreeAt: 0 };
     this.pairs.add(pair);
     if (this.stalled) {
       client.pause();
@@ -153,12 +165,18 @@ export class FaultProxy {
         } else {
           this.counters.bytesUp += data.length;
         }
-        if (this.latencyMs > 0) {
+        let delayMs = this.latencyMs;
+        if (direction === "down" && this.bytesPerSecond !== undefined) {
+          const now = Date.now();
+          pair.linkFreeAt = Math.max(now, pair.linkFreeAt) + (data.length / this.bytesPerSecond) * 1000;
+          delayMs += pair.linkFreeAt - now;
+        }
+        if (delayMs > 0) {
           from.pause();
           setTimeout(() => {
             if (!to.destroyed) to.write(data);
             if (!this.stalled) from.resume();
-          }, this.latencyMs);
+          }, delayMs);
         } else if (!to.write(data)) {
           from.pause();
           to.once("drain", () => {

@@ -124,4 +124,16 @@ describe("FaultProxy", () => {
     assert.ok(ms >= 290, `round trip took ${ms} ms`);
     s.destroy();
   });
+
+  it("setBandwidth paces the downstream as a slow link would", async () => {
+    proxy.setBandwidth(100_000); // 100 kB/s
+    const s = await open(proxy.port);
+    const text = "y".repeat(50_000);
+    const t0 = process.hrtime.bigint();
+    assert.equal((await roundTrip(s, text)).length, text.length);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    // 50 kB at 100 kB/s: at least half a second (the upstream direction is not limited).
+    assert.ok(ms >= 480, `50 kB came back in ${ms} ms`);
+    s.destroy();
+  });
 });
