@@ -11,13 +11,14 @@
 // apiserver's own idle work), to show which side a sync waits on.
 // Run: bash scripts/with-node.sh npm run build && bash scripts/with-node.sh node bench/reflector/cold-sync.js
 //      (RUNS=5 to change the repetitions; needs the control-plane binaries, see packages/testenv)
-import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ControlPlane } from "@tessera/testenv";
 import { summarize, writeResult } from "../lib/results.js";
+import { apiserverPid, cpuMsOf, pool, post } from "../lib/apiserver.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const VARIANTS = [
@@ -29,29 +30,6 @@ const VARIANTS = [
 ];
 const FILLER = "x".repeat(820); // with its metadata, a ConfigMap of about 1 KiB as JSON
 const child = fileURLToPath(new URL("./sync-variant.js", import.meta.url));
-
-async function pool(count, concurrency, work) {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await work(next++);
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-}
-
-async function post(cp, path, body) {
-  for (let attempt = 0; ; attempt++) {
-    const res = await cp.raw(path, {
-      method: "POST",
-      body: JSON.stringify(body),
-      headers: { "content-type": "application/json" },
-    });
-    if (res.status === 201) return;
-    if (res.status !== 429 && res.status < 500)
-      throw new Error(`POST ${path}: ${res.status} ${res.body.slice(0, 200)}`);
-    if (attempt > 20) throw new Error(`POST ${path}: ${res.status} after retries`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function populate(cp, namespace, count) {
   await post(cp, "/api/v1/namespaces", { metadata: { name: namespace } });
@@ -82,49 +60,6 @@ function runChild(variant, kubeconfig, namespace, expected) {
       },
     );
   });
-}
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** /proc/<pid>/stat split after the command name (which may hold spaces): [state, ppid, ...]. */
-function procStat(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return {
-    comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
-    fields: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
-  };
-}
-
-/** The pid of this process's kube-apiserver child, or undefined where there is no /proc. */
-function apiserverPid() {
-  let entries;
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return undefined;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const { comm, fields } = procStat(entry);
-      if (comm === "kube-apiserver" && Number(fields[1]) === process.pid) return Number(entry);
-    } catch {
-      // Gone meanwhile, or not readable.
-    }
-  }
-  return undefined;
-}
-
-/** User + system CPU time of a process so far, in ms (utime and stime are fields 14 and 15). */
-function cpuMsOf(pid) {
-  const { fields } = procStat(pid);
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
 const median = (xs) => {

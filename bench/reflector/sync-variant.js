@@ -21,11 +21,18 @@ const mib = (bytes) => bytes / 1024 / 1024;
 const extra = {};
 const baselineRss = process.memoryUsage().rss;
 
-/** Tessera's reflector into a plain IndexedStore. */
-async function tessera(watchList) {
+/**
+ * Tessera's reflector into a plain IndexedStore; `compression` "gzip" offers Accept-Encoding: gzip.
+ * @param {boolean} watchList
+ * @param {import("@tessera/reflector").Compression} [compression]
+ */
+async function tessera(watchList, compression = "none") {
   const store = new IndexedStore();
   const reflector = new Reflector({
-    listerWatcher: new KubeListerWatcher(kc, ConfigMaps, namespace ? { namespace } : {}),
+    listerWatcher: new KubeListerWatcher(kc, ConfigMaps, {
+      ...(namespace ? { namespace } : {}),
+      compression,
+    }),
     store,
     watchList,
     consistencyCheck: false,
@@ -131,6 +138,8 @@ const variants = {
   "tessera-watch-list": () => tessera(true),
   "tessera-watch-list+fifo": tesseraFifo,
   "tessera-list-watch": () => tessera(false),
+  "tessera-watch-list-gzip": () => tessera(true, "gzip"),
+  "tessera-list-watch-gzip": () => tessera(false, "gzip"),
   "client-node-informer": clientNode,
   limit,
 };

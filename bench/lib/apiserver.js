@@ -1,0 +1,71 @@
+// What benchmarks against the test control plane share: loading objects
+// through the API with retries, and reading the kube-apiserver's own CPU time
+// from /proc (on Linux), to show the server's side of a sync.
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+export async function pool(count, concurrency, work) {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await work(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+export async function post(cp, path, body) {
+  for (let attempt = 0; ; attempt++) {
+    const res = await cp.raw(path, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
+    if (res.status === 201) return;
+    if (res.status !== 429 && res.status < 500)
+      throw new Error(`POST ${path}: ${res.status} ${res.body.slice(0, 200)}`);
+    if (attempt > 20) throw new Error(`POST ${path}: ${res.status} after retries`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** /proc/<pid>/stat split after the command name (which may hold spaces): [state, ppid, ...]. */
+function procStat(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return {
+    comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    fields: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
+  };
+}
+
+/** The pid of this process's kube-apiserver child, or undefined where there is no /proc. */
+export function apiserverPid() {
+  let entries;
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const { comm, fields } = procStat(entry);
+      if (comm === "kube-apiserver" && Number(fields[1]) === process.pid) return Number(entry);
+    } catch {
+      // Gone meanwhile, or not readable.
+    }
+  }
+  return undefined;
+}
+
+/** User + system CPU time of a process so far, in ms (utime and stime are fields 14 and 15). */
+export function cpuMsOf(pid) {
+  const { fields } = procStat(pid);
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
