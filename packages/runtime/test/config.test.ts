@@ -23,6 +23,7 @@ describe("loadConfig", () => {
     assert.equal(config.shutdown.drainTimeoutMs, 30_000);
     assert.equal(config.healthBindAddress, ":8081");
     assert.equal(config.metricsBindAddress, ":8080");
+    assert.equal(config.compression, "none");
     assert.match(config.identity, /_[0-9a-f]{8}$/);
   });
 
@@ -36,6 +37,7 @@ describe("loadConfig", () => {
       file: path,
       env: {
         TESSERA_MODE: "every-replica",
+        TESSERA_COMPRESSION: "gzip",
         TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "1500",
         TESSERA_CONTROLLERS: '{"widget":{"concurrency":4}}',
         TESSERA_CONTROLPLANE_DIR: "/not/ours", // other TESSERA_ variables are not configuration
@@ -45,6 +47,7 @@ describe("loadConfig", () => {
     assert.equal(config.name, "from-file");
     assert.equal(config.logLevel, "debug");
     assert.equal(config.mode, "every-replica");
+    assert.equal(config.compression, "gzip");
     assert.equal(config.leaderElection.leaseDurationMs, 20_000);
     assert.equal(config.leaderElection.retryPeriodMs, 1500);
     assert.deepEqual(config.controllers, { widget: { concurrency: 4 } });

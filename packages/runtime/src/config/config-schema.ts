@@ -22,6 +22,10 @@ export const managerConfigSchema = {
     mode: { enum: ["leader", "sharded", "every-replica"] },
     kubeconfig: { type: "string", minLength: 1 },
     logLevel: { enum: ["debug", "info", "warn", "error"] },
+    compression: {
+      enum: ["gzip", "none"],
+      description: "Offer gzip on the informers' LISTs and WATCHes (pays on a slow link to the API server).",
+    },
     leaderElection: {
       type: "object",
       additionalProperties: false,

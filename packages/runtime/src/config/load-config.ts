@@ -142,6 +142,7 @@ function withDefaults(
     mode: input.mode ?? "leader",
     ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
     logLevel: input.logLevel ?? "info",
+    compression: input.compression ?? "none",
     leaderElection: {
       leaseName: input.leaderElection?.leaseName ?? `${name}-leader`,
       leaseDurationMs: input.leaderElection?.leaseDurationMs ?? 15_000,

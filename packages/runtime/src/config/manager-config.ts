@@ -24,6 +24,12 @@ export interface ManagerConfig {
   kubeconfig?: string;
   /** Lowest level logged: "debug" | "info" | "warn" | "error". Default "info". */
   logLevel: "debug" | "info" | "warn" | "error";
+  /**
+   * `"gzip"` offers `Accept-Encoding: gzip` on the informers' LISTs and
+   * WATCHes; the API server then compresses lists and watch-list streams.
+   * Default `"none"` (see docs/benchmarks.md for when gzip pays).
+   */
+  compression: "gzip" | "none";
   leaderElection: {
     /** Default: `<name>-leader`. */
     leaseName: string;

@@ -9,7 +9,7 @@ import {
 } from "@tessera/core";
 import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
 import type { LeaderElectionDurations } from "@tessera/leader-election";
-import { KubeListerWatcher, type KubeObject, type Resource } from "@tessera/reflector";
+import { KubeListerWatcher, type Compression, type KubeObject, type Resource } from "@tessera/reflector";
 import {
   createDequeueGuard,
   InFlightReconciles,
@@ -29,6 +29,8 @@ export interface ControllerRingOptions<T extends KubeObject> extends Instrumenta
   resource: Resource<T>;
   slots: number;
   durations: LeaderElectionDurations;
+  /** Offered on the primary kind's LISTs and WATCHes; default none. */
+  compression?: Compression;
 }
 
 /**
@@ -62,7 +64,9 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
       tracer: tools.tracer,
     };
     this.space = new SlotSpace(options.slots);
-    const lw = new KubeListerWatcher(options.kubeConfig, options.resource);
+    const lw = new KubeListerWatcher(options.kubeConfig, options.resource, {
+      ...(options.compression ? { compression: options.compression } : {}),
+    });
     this.informer = new SharedIndexInformer<T>({
       ...instrumentation,
       listerWatcher: lw,

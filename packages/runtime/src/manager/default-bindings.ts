@@ -56,6 +56,7 @@ export function bindDefaults(
           kubeConfig: use(ctx, Tokens.KubeConfig),
           // Reconcilers never read managedFields; dropping them saves a third of a cached object.
           transform: stripManagedFields,
+          compression: use(ctx, Tokens.Config).compression,
           clock: use(ctx, Tokens.Clock),
           random: use(ctx, Tokens.Random),
           logger: withFields(use(ctx, Tokens.Logger), { component: "informers" }),

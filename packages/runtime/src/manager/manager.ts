@@ -513,6 +513,7 @@ export class Manager implements Runnable, Syncable {
         identity: config.identity,
         resource: primaryResource,
         slots: config.sharding.slots,
+        compression: config.compression,
         durations: {
           leaseDurationMs: config.leaderElection.leaseDurationMs,
           renewDeadlineMs: config.leaderElection.renewDeadlineMs,
