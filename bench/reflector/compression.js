@@ -51,9 +51,12 @@ function runChild(variant, kubeconfig, namespace, expected) {
     execFile(
       process.execPath,
       [child, variant, kubeconfig, namespace, String(expected)],
-      { maxBuffer: 1 << 20, timeout: 900_000 },
+      { maxBuffer: 1 << 20, timeout: 300_000 },
       (err, stdout, stderr) => {
-        if (err) return reject(new Error(`${variant}: ${err.message}\n${stderr}`));
+        if (err)
+          return reject(
+            new Error(`${variant}: ${err.message} (proxy ${JSON.stringify(proxy.stats)})\n${stderr}`),
+          );
         resolve(JSON.parse(stdout.trim().split("\n").at(-1)));
       },
     );

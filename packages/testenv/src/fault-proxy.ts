@@ -149,6 +149,16 @@ export class FaultProxy {
       upstream.pause();
     }
     const forward = (from: Socket, to: Socket, direction: "up" | "down") => {
+      // Chunks held back by latency or bandwidth are still owed to `to`: its end (and the
+      // pair's teardown on close) waits for them, or a delayed response would be cut short.
+      let owed = 0;
+      let ended = false;
+      let closed = false;
+      const settle = () => {
+        if (owed > 0) return;
+        if (ended) to.end();
+        if (closed) this.destroy(pair);
+      };
       from.on("data", (chunk: Buffer) => {
         let data = chunk;
         if (direction === "down") {
@@ -173,9 +183,12 @@ export class FaultProxy {
         }
         if (delayMs > 0) {
           from.pause();
+          owed++;
           setTimeout(() => {
+            owed--;
             if (!to.destroyed) to.write(data);
             if (!this.stalled) from.resume();
+            settle();
           }, delayMs);
         } else if (!to.write(data)) {
           from.pause();
@@ -184,9 +197,15 @@ export class FaultProxy {
           });
         }
       });
-      from.on("end", () => to.end());
+      from.on("end", () => {
+        ended = true;
+        settle();
+      });
       from.on("error", () => this.destroy(pair));
-      from.on("close", () => this.destroy(pair));
+      from.on("close", () => {
+        closed = true;
+        settle();
+      });
     };
     forward(client, upstream, "up");
     forward(upstream, client, "down");

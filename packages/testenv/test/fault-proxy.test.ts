@@ -136,4 +136,29 @@ describe("FaultProxy", () => {
     assert.ok(ms >= 480, `50 kB came back in ${ms} ms`);
     s.destroy();
   });
+
+  it("with latency or a bandwidth limit, a response the upstream ends at once still arrives whole", async () => {
+    // An upstream that sends 200 kB and closes, as a server ends a response.
+    const body = Buffer.alloc(200_000, 7);
+    const sender = createServer((s) => s.end(body));
+    await new Promise<void>((resolve) => sender.listen(0, "127.0.0.1", resolve));
+    const port = (sender.address() as { port: number }).port;
+    const delayed = new FaultProxy(port);
+    await delayed.start();
+    try {
+      for (const slow of [() => delayed.setLatency(30), () => delayed.setBandwidth(1_000_000)]) {
+        slow();
+        const s = await open(delayed.port);
+        let received = 0;
+        s.on("data", (d: Buffer) => (received += d.length));
+        await closed(s);
+        assert.equal(received, body.length, "every byte before the end");
+        delayed.setLatency(0);
+        delayed.setBandwidth(undefined);
+      }
+    } finally {
+      await delayed.stop();
+      sender.close();
+    }
+  });
 });
