@@ -157,7 +157,9 @@ export class FaultProxy {
       const settle = () => {
         if (owed > 0) return;
         if (ended) to.end();
-        if (closed) this.destroy(pair);
+        // A side that closed on its own is passed on as a close, not a reset: a reset would
+        // also throw away what the other side has not read yet (the cuts are the faults).
+        if (closed) this.release(pair, to);
       };
       from.on("data", (chunk: Buffer) => {
         let data = chunk;
@@ -209,6 +211,14 @@ export class FaultProxy {
     };
     forward(client, upstream, "up");
     forward(upstream, client, "down");
+  }
+
+  /** Ends `to` gracefully after its peer closed; the pair is gone once both sides are. */
+  private release(pair: Pair, to: Socket): void {
+    if (!this.pairs.has(pair)) return;
+    if (!to.destroyed) to.end();
+    if (pair.client.destroyed && pair.upstream.destroyed) this.pairs.delete(pair);
+    else to.once("close", () => this.pairs.delete(pair));
   }
 
   private destroy(pair: Pair): void {
