@@ -18,4 +18,6 @@ fi
 npm run --silent build
 npm run --silent build:examples
 npm run --silent lint
+# The protobuf decoder's generated files must match the Go modules they come from (needs Go).
+if command -v go >/dev/null; then node packages/reflector/tools/proto/generate.mjs --check; fi
 npx mocha --config .mocharc.json 'packages/*/dist/test/**/*.test.js' 'examples/*/dist/test/**/*.test.js'

@@ -22,16 +22,19 @@ const extra = {};
 const baselineRss = process.memoryUsage().rss;
 
 /**
- * Tessera's reflector into a plain IndexedStore; `compression` "gzip" offers Accept-Encoding: gzip.
+ * Tessera's reflector into a plain IndexedStore; `compression` "gzip" offers Accept-Encoding: gzip,
+ * `wire` "protobuf" asks for Kubernetes protobuf.
  * @param {boolean} watchList
  * @param {import("@tessera/reflector").Compression} [compression]
+ * @param {"json" | "protobuf"} [wire]
  */
-async function tessera(watchList, compression = "none") {
+async function tessera(watchList, compression = "none", wire = "json") {
   const store = new IndexedStore();
   const reflector = new Reflector({
     listerWatcher: new KubeListerWatcher(kc, ConfigMaps, {
       ...(namespace ? { namespace } : {}),
       compression,
+      wire,
     }),
     store,
     watchList,
@@ -140,6 +143,8 @@ const variants = {
   "tessera-list-watch": () => tessera(false),
   "tessera-watch-list-gzip": () => tessera(true, "gzip"),
   "tessera-list-watch-gzip": () => tessera(false, "gzip"),
+  "tessera-watch-list-protobuf": () => tessera(true, "none", "protobuf"),
+  "tessera-watch-list-protobuf-gzip": () => tessera(true, "gzip", "protobuf"),
   "client-node-informer": clientNode,
   limit,
 };

@@ -12,6 +12,16 @@ export { KubeListerWatcher } from "./kube-lister-watcher.js";
 export type { KubeListerWatcherOptions } from "./kube-lister-watcher.js";
 export type { Compression } from "./response-body.js";
 export {
+  ProtobufCodec,
+  ProtobufDecodeError,
+  PROTOBUF_MAGIC,
+  PROTOBUF_MEDIA_TYPE,
+} from "./proto/protobuf-codec.js";
+export type { Envelope } from "./proto/protobuf-codec.js";
+export { LengthDelimitedFrames } from "./proto/length-delimited-frames.js";
+export { toJsonShape, formatGoDuration } from "./proto/json-shape.js";
+export type { MessageShapes, FieldShape, TypeShape, Decoded } from "./proto/json-shape.js";
+export {
   sendKubeRequest,
   readKubeResponse,
   requestKubeJson,

@@ -613,9 +613,12 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
     this.lastFallbackReason = mode === "watch-list" ? undefined : this.lastFallbackReason;
     const seconds = (this.clock.now() - started) / 1000;
     this.metrics.synced(mode, seconds);
+    // Which wire the server answered in, where the lister-watcher tells (protobuf asked for, JSON for a custom resource).
+    const wire = (this.lw as { lastWire?: string }).lastWire;
     this.logger.info("store synced", {
       ...this.logFields,
       mode,
+      ...(wire ? { wire } : {}),
       resourceVersion: rv,
       ...(snapshot ? { items: snapshot.length } : {}),
       durationMs: Math.round(seconds * 1000),
