@@ -20,4 +20,6 @@ npm run --silent build:examples
 npm run --silent lint
 # The protobuf decoder's generated files must match the Go modules they come from (needs Go).
 if command -v go >/dev/null; then node packages/reflector/tools/proto/generate.mjs --check; fi
+# The reflector's integration suite once more, over Kubernetes protobuf (its summary is not the last line).
+TESSERA_TEST_WIRE=protobuf npx mocha --config .mocharc.json 'packages/reflector/dist/test/integration/*.test.js'
 npx mocha --config .mocharc.json 'packages/*/dist/test/**/*.test.js' 'examples/*/dist/test/**/*.test.js'

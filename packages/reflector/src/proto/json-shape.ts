@@ -42,62 +42,234 @@ export interface TypeShape {
 
 /** A message as protobufjs decodes it: the fields on the wire are its own properties. */
 export type Decoded = Record<string, unknown>;
-const has = (message: Decoded, field: string) => Object.prototype.hasOwnProperty.call(message, field);
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** How one Go type turns into JSON, compiled once per field (no allocation per value beyond the value). */
+interface Converter {
+  value(raw: unknown, present: boolean): unknown;
+  /** What omitempty leaves out: false, 0, "", nil or empty slices and maps (never a struct). */
+  empty(raw: unknown, present: boolean): boolean;
+  /** What omitzero leaves out: the Go zero value. */
+  zero(raw: unknown, present: boolean): boolean;
+}
+
+type Writer = (message: Decoded, out: Record<string, unknown>) => void;
 
 /**
- * Turns a message decoded by protobufjs (only the fields on the wire are its
- * own properties) into the plain JSON the API server would have sent for
- * the same object: what `json.Marshal` makes of the Go value that
+ * Turns messages decoded by protobufjs (only the fields on the wire are
+ * their own properties) into the plain JSON the API server would have sent
+ * for the same objects: what `json.Marshal` makes of the Go value that
  * `proto.Unmarshal` makes of the bytes. Field names, omitempty and omitzero,
  * nil against zero, inlined structs, dates as RFC 3339 strings,
  * int-or-string, quantities, durations, bytes as base64, embedded raw JSON.
+ * Each message's fields are compiled into writers on first use.
  */
+export class JsonShaper {
+  private readonly compiled = new Map<string, Writer[]>();
+  /** Formatted times by second: objects written together share them, and formatting dominated the profile. */
+  private readonly times = new Map<number, string>();
+
+  constructor(private readonly shapes: MessageShapes) {}
+
+  /** The JSON form of `message`, a decoded `messageName`. */
+  toJson(messageName: string, message: Decoded): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    this.write(messageName, message, out);
+    return out;
+  }
+
+  private write(messageName: string, message: Decoded, out: Record<string, unknown>): void {
+    let writers = this.compiled.get(messageName);
+    if (!writers) {
+      const fields = this.shapes.messages[messageName];
+      if (!fields) throw new TypeError(`no JSON shape for protobuf message ${messageName}`);
+      writers = [];
+      this.compiled.set(messageName, writers); // before compiling: messages may nest themselves
+      for (const field of fields) writers.push(this.compileField(field));
+    }
+    for (const w of writers) w(message, out);
+  }
+
+  private compileField(field: FieldShape): Writer {
+    const { p, j } = field;
+    const ptr = field.ptr === true;
+    const oe = field.oe === true;
+    const oz = field.oz === true;
+    if (field.in) {
+      // Embedded: its JSON fields are the parent's. A nil embedded pointer adds nothing.
+      const inner = field.t.m ?? "";
+      return (m, out) => {
+        const present = hasOwn.call(m, p);
+        if (ptr && !present) return;
+        this.write(inner, present ? (m[p] as Decoded) : {}, out);
+      };
+    }
+    const c = this.converter(field.t);
+    const collection = field.t.k === "slice" || field.t.k === "map" || field.t.k === "bytes";
+    return (m, out) => {
+      const present = hasOwn.call(m, p);
+      if (ptr && !present) {
+        if (!oe && !oz) out[j] = null;
+        return;
+      }
+      const raw = present ? m[p] : undefined;
+      const kept = ptr && present; // a non-nil pointer is kept even when it points at a zero
+      if (oz && !kept && c.zero(raw, present)) return;
+      if (oe && !(kept && !collection) && c.empty(raw, present)) return;
+      out[j] = c.value(raw, present);
+    };
+  }
+
+  private converter(t: TypeShape): Converter {
+    const never = () => false;
+    switch (t.k) {
+      case "string": {
+        const str = (raw: unknown, present: boolean) => (present ? String(raw) : "");
+        const none = (raw: unknown, present: boolean) => !present || raw === "";
+        return { value: str, empty: none, zero: none };
+      }
+      case "bool": {
+        const none = (raw: unknown, present: boolean) => !present || !raw;
+        return { value: (raw, present) => present && Boolean(raw), empty: none, zero: none };
+      }
+      case "int":
+      case "float": {
+        const none = (raw: unknown, present: boolean) => !present || toNumber(raw) === 0;
+        return { value: (raw, present) => (present ? toNumber(raw) : 0), empty: none, zero: none };
+      }
+      case "bytes": {
+        const none = (raw: unknown, present: boolean) => !present || (raw as Uint8Array).length === 0;
+        return {
+          value: (raw, present) => (present ? Buffer.from(raw as Uint8Array).toString("base64") : null),
+          empty: none,
+          zero: (_raw, present) => !present,
+        };
+      }
+      case "slice": {
+        const item = this.converter(t.e!);
+        // Empty and absent are one on the wire, and a nil slice after decoding.
+        const none = (raw: unknown, present: boolean) => !present || (raw as unknown[]).length === 0;
+        return {
+          value: (raw, present) =>
+            none(raw, present) ? null : (raw as unknown[]).map((v) => item.value(v, true)),
+          empty: none,
+          zero: none,
+        };
+      }
+      case "map": {
+        const entry = this.converter(t.e!);
+        const none = (raw: unknown, present: boolean) => {
+          if (!present) return true;
+          for (const key in raw as object) if (hasOwn.call(raw, key)) return false;
+          return true;
+        };
+        return {
+          value: (raw, present) => {
+            if (none(raw, present)) return null;
+            const out: Record<string, unknown> = {};
+            for (const key in raw as Record<string, unknown>) {
+              if (hasOwn.call(raw, key)) out[key] = entry.value((raw as Record<string, unknown>)[key], true);
+            }
+            return out;
+          },
+          empty: none,
+          zero: none,
+        };
+      }
+      case "message": {
+        const name = t.m!;
+        return {
+          value: (raw, present) => this.toJson(name, present ? (raw as Decoded) : {}),
+          empty: never,
+          zero: (raw, present) => !present || isZeroMessage(raw as Decoded),
+        };
+      }
+      case "time":
+      case "microtime": {
+        const micro = t.k === "microtime";
+        // Go's zero time (year 1) marshals as null; the wire leaves it empty, or carries year 1's seconds.
+        const isZero = (raw: unknown, present: boolean) => {
+          if (!present) return true;
+          const m = raw as Decoded;
+          return (
+            toNumber(m["nanos"]) === 0 &&
+            (!hasOwn.call(m, "seconds") || toNumber(m["seconds"]) === GO_ZERO_TIME_UNIX)
+          );
+        };
+        const seconds = (s: number): string => {
+          let text = this.times.get(s);
+          if (text === undefined) {
+            if (this.times.size >= 4096) this.times.clear();
+            text = new Date(s * 1000).toISOString().slice(0, 19);
+            this.times.set(s, text);
+          }
+          return text;
+        };
+        return {
+          value: (raw, present) => {
+            if (isZero(raw, present)) return null;
+            const m = raw as Decoded;
+            const base = seconds(toNumber(m["seconds"]));
+            return micro
+              ? `${base}.${String(Math.floor(toNumber(m["nanos"]) / 1000)).padStart(6, "0")}Z`
+              : `${base}Z`;
+          },
+          empty: never,
+          zero: isZero,
+        };
+      }
+      case "duration": {
+        const nanos = (raw: unknown, present: boolean) =>
+          present ? toNumber((raw as Decoded)["duration"]) : 0;
+        return {
+          value: (raw, present) => formatGoDuration(nanos(raw, present)),
+          empty: never,
+          zero: (raw, present) => nanos(raw, present) === 0,
+        };
+      }
+      case "quantity":
+        return {
+          value: (raw, present) =>
+            present && hasOwn.call(raw, "string") ? String((raw as Decoded)["string"]) : "0",
+          empty: never,
+          zero: (_raw, present) => !present,
+        };
+      case "intorstring": {
+        const value = (raw: unknown, present: boolean): string | number => {
+          const m = (present ? raw : {}) as Decoded;
+          if (toNumber(m["type"]) === 1) return typeof m["strVal"] === "string" ? m["strVal"] : "";
+          return toNumber(m["intVal"]);
+        };
+        return { value, empty: never, zero: (raw, present) => !present || value(raw, present) === 0 };
+      }
+      case "rawextension":
+      case "fieldsv1": {
+        const bytes = (raw: unknown, present: boolean) =>
+          present
+            ? (((raw as Decoded)["raw"] ?? (raw as Decoded)["Raw"]) as Uint8Array | undefined)
+            : undefined;
+        return {
+          value: (raw, present) => {
+            const b = bytes(raw, present);
+            return b && b.length > 0 ? (JSON.parse(Buffer.from(b).toString("utf8")) as unknown) : null;
+          },
+          empty: never,
+          zero: (raw, present) => (bytes(raw, present)?.length ?? 0) === 0,
+        };
+      }
+      default:
+        throw new TypeError(`unknown Go type kind ${t.k}`);
+    }
+  }
+}
+
+/** {@link JsonShaper.toJson} with a shaper of its own: for one-off use. */
 export function toJsonShape(
   shapes: MessageShapes,
   messageName: string,
   message: Decoded,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  writeFields(shapes, messageName, message, out);
-  return out;
-}
-
-function writeFields(
-  shapes: MessageShapes,
-  messageName: string,
-  message: Decoded,
-  out: Record<string, unknown>,
-): void {
-  const fields = shapes.messages[messageName];
-  if (!fields) throw new TypeError(`no JSON shape for protobuf message ${messageName}`);
-  for (const field of fields) {
-    const present = has(message, field.p);
-    const raw = present ? message[field.p] : undefined;
-    if (field.in) {
-      // Embedded: its JSON fields are the parent's. A nil embedded pointer adds nothing.
-      if (field.ptr && !present) continue;
-      writeFields(shapes, field.t.m ?? "", (raw as Decoded | undefined) ?? {}, out);
-      continue;
-    }
-    if (field.ptr && !present) {
-      if (!field.oe && !field.oz) out[field.j] = null;
-      continue;
-    }
-    const { value, empty, zero } = convert(shapes, field.t, raw, present);
-    if (field.oz && zero && !(field.ptr && present)) continue;
-    if (field.oe && empty && !(field.ptr && present && !isCollection(field.t))) continue;
-    out[field.j] = value;
-  }
-}
-
-const isCollection = (t: TypeShape) => t.k === "slice" || t.k === "map" || t.k === "bytes";
-
-interface Converted {
-  value: unknown;
-  /** What omitempty leaves out: false, 0, "", nil or empty slices and maps (never a struct). */
-  empty: boolean;
-  /** What omitzero leaves out: the Go zero value. */
-  zero: boolean;
+  return new JsonShaper(shapes).toJson(messageName, message);
 }
 
 function toNumber(v: unknown): number {
@@ -105,83 +277,6 @@ function toNumber(v: unknown): number {
   if (v && typeof (v as { toNumber?: unknown }).toNumber === "function")
     return (v as { toNumber(): number }).toNumber();
   return Number(v ?? 0);
-}
-
-function convert(shapes: MessageShapes, t: TypeShape, raw: unknown, present: boolean): Converted {
-  switch (t.k) {
-    case "string": {
-      const s = present ? String(raw) : "";
-      return { value: s, empty: s === "", zero: s === "" };
-    }
-    case "bool": {
-      const b = present ? Boolean(raw) : false;
-      return { value: b, empty: !b, zero: !b };
-    }
-    case "int":
-    case "float": {
-      const n = present ? toNumber(raw) : 0;
-      return { value: n, empty: n === 0, zero: n === 0 };
-    }
-    case "bytes": {
-      if (!present) return { value: null, empty: true, zero: true };
-      const bytes = raw as Uint8Array;
-      return { value: Buffer.from(bytes).toString("base64"), empty: bytes.length === 0, zero: false };
-    }
-    case "slice": {
-      // Empty and absent are one on the wire, and a nil slice after decoding.
-      if (!present || (raw as unknown[]).length === 0) return { value: null, empty: true, zero: true };
-      const items = (raw as unknown[]).map((item) => convert(shapes, t.e!, item, true).value);
-      return { value: items, empty: items.length === 0, zero: false };
-    }
-    case "map": {
-      if (!present || Object.keys(raw as object).length === 0)
-        return { value: null, empty: true, zero: true };
-      const entries = Object.entries(raw as Record<string, unknown>).map(
-        ([k, v]) => [k, convert(shapes, t.e!, v, true).value] as const,
-      );
-      return { value: Object.fromEntries(entries), empty: entries.length === 0, zero: false };
-    }
-    case "message": {
-      const m = (present ? raw : {}) as Decoded;
-      const value = toJsonShape(shapes, t.m!, m);
-      return { value, empty: false, zero: !present || isZeroMessage(m) };
-    }
-    case "time":
-    case "microtime": {
-      const m = (present ? raw : {}) as Decoded;
-      const seconds = toNumber(m["seconds"]);
-      const nanos = toNumber(m["nanos"]);
-      // Go's zero time (year 1) marshals as null; the wire leaves it empty, or carries year 1's seconds.
-      const isZero = !present || (nanos === 0 && (!has(m, "seconds") || seconds === GO_ZERO_TIME_UNIX));
-      if (isZero) return { value: null, empty: false, zero: true };
-      return { value: formatTime(seconds, nanos, t.k === "microtime"), empty: false, zero: false };
-    }
-    case "duration": {
-      const m = (present ? raw : {}) as Decoded;
-      const nanos = toNumber(m["duration"]);
-      return { value: formatGoDuration(nanos), empty: false, zero: nanos === 0 };
-    }
-    case "quantity": {
-      const m = (present ? raw : {}) as Decoded;
-      const s = has(m, "string") ? String(m["string"]) : "0";
-      return { value: s, empty: false, zero: !present };
-    }
-    case "intorstring": {
-      const m = (present ? raw : {}) as Decoded;
-      const isString = toNumber(m["type"]) === 1;
-      const value = isString ? (typeof m["strVal"] === "string" ? m["strVal"] : "") : toNumber(m["intVal"]);
-      return { value, empty: false, zero: !present || (!isString && value === 0) };
-    }
-    case "rawextension":
-    case "fieldsv1": {
-      const m = (present ? raw : {}) as Decoded;
-      const bytes = (m["raw"] ?? m["Raw"]) as Uint8Array | undefined;
-      if (!bytes || bytes.length === 0) return { value: null, empty: false, zero: true };
-      return { value: JSON.parse(Buffer.from(bytes).toString("utf8")) as unknown, empty: false, zero: false };
-    }
-    default:
-      throw new TypeError(`unknown Go type kind ${t.k}`);
-  }
 }
 
 /** `time.Time{}.Unix()`: January 1 of year 1, UTC. */
@@ -203,13 +298,6 @@ function isZeroValue(v: unknown): boolean {
     return isZeroMessage(v as Decoded);
   }
   return false;
-}
-
-/** RFC 3339 in UTC: whole seconds for Time, six digits of fraction for MicroTime (as Go's metav1 marshals them). */
-function formatTime(seconds: number, nanos: number, micro: boolean): string {
-  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
-  if (!micro) return `${base}Z`;
-  return `${base}.${String(Math.floor(nanos / 1000)).padStart(6, "0")}Z`;
 }
 
 /** Go's time.Duration.String(): "1h2m3.5s", "150ms", "0s". */

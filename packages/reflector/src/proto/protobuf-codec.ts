@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import protobuf from "protobufjs";
 import type { KubeObject, ObjectList, Status } from "../kube-object.js";
-import { toJsonShape, type MessageShapes } from "./json-shape.js";
+import { JsonShaper, type MessageShapes } from "./json-shape.js";
 
 /** The 4 bytes that open every Kubernetes protobuf object: "k8s" and a zero. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -33,11 +33,13 @@ export interface Envelope {
 export class ProtobufCodec {
   private readonly root: protobuf.Root;
   private readonly shapes: MessageShapes;
+  private readonly shaper: JsonShaper;
   private readonly types = new Map<string, protobuf.Type>();
 
   constructor(files: { descriptor: unknown; shapes: MessageShapes } = ProtobufCodec.readFiles()) {
     this.root = protobuf.Root.fromJSON(files.descriptor as protobuf.INamespace);
     this.shapes = files.shapes;
+    this.shaper = new JsonShaper(files.shapes);
   }
 
   /** The generated files shipped with the package. */
@@ -83,7 +85,7 @@ export class ProtobufCodec {
     return {
       apiVersion: envelope.apiVersion,
       kind: envelope.kind,
-      ...toJsonShape(this.shapes, message, this.decodeMessage(message, envelope.raw)),
+      ...this.shaper.toJson(message, this.decodeMessage(message, envelope.raw)),
     } as T;
   }
 

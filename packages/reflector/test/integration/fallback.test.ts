@@ -1,13 +1,7 @@
 import { strict as assert } from "node:assert";
 import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
 import { useControlPlane } from "@tessera/testenv";
-import {
-  ApiStatusError,
-  IndexedStore,
-  KubeListerWatcher,
-  Reflector,
-  type KubeObject,
-} from "../../src/index.js";
+import { ApiStatusError, IndexedStore, Reflector, type KubeObject } from "../../src/index.js";
 import {
   CONFIGMAPS,
   createConfigMaps,
@@ -15,6 +9,7 @@ import {
   send,
   waitFor,
   waitForStoreEqualToList,
+  kubeListerWatcher,
 } from "../support/cluster.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
 
@@ -31,9 +26,7 @@ describe("fallback to LIST + WATCH on a kube-apiserver without watch-list (Watch
 
   it("falls back to a paged LIST at RV 0 and a WATCH from its resourceVersion, counted and logged once", async () => {
     const kc = env.cp.kubeConfig;
-    const lw = new RecordingListerWatcher(
-      new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
-    );
+    const lw = new RecordingListerWatcher(kubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }));
     const store = new IndexedStore<KubeObject>();
     const metrics = new TestMetrics();
     const logger = new CapturingLogger();

@@ -4,7 +4,6 @@ import { useControlPlane } from "@tessera/testenv";
 import {
   IndexedStore,
   isResourceExpired,
-  KubeListerWatcher,
   Reflector,
   type KubeObject,
   type ListerWatcher,
@@ -17,6 +16,7 @@ import {
   createNamespace,
   waitFor,
   waitForStoreEqualToList,
+  kubeListerWatcher,
 } from "../support/cluster.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
 
@@ -33,9 +33,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
 
   it("syncs through pages of 500 following continue tokens, then watches", async () => {
     const kc = env.cp.kubeConfig;
-    const lw = new RecordingListerWatcher(
-      new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
-    );
+    const lw = new RecordingListerWatcher(kubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }));
     const store = new IndexedStore<KubeObject>();
     const reflector = new Reflector({ listerWatcher: lw, store, watchList: false, consistencyCheck: true });
     const stop = new AbortController();
@@ -63,7 +61,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
     const errors: unknown[] = [];
     const logger = new CapturingLogger();
     const reflector = new Reflector({
-      listerWatcher: new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
+      listerWatcher: kubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS }),
       store,
       consistencyCheck: true,
       logger,
@@ -82,7 +80,7 @@ describe("a kube-apiserver without watch cache (--watch-cache=false): lists from
 
   it("restarts a list whose continue token was compacted away, as one unpaginated list", async () => {
     const kc = env.cp.kubeConfig;
-    const inner = new KubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS });
+    const inner = kubeListerWatcher<KubeObject>(kc, CONFIGMAPS, { namespace: NS });
     let compacted = false;
     // After the first page, the collection moves on and etcd compacts: the page's continue token expires.
     const compacting: ListerWatcher<KubeObject> = {

@@ -4,7 +4,6 @@ import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   IndexedStore,
   isResourceExpired,
-  KubeListerWatcher,
   Reflector,
   StreamDecodeError,
   type KubeObject,
@@ -17,6 +16,8 @@ import {
   send,
   waitFor,
   waitForStoreEqualToList,
+  kubeListerWatcher,
+  TEST_WIRE,
 } from "../support/cluster.js";
 import { CorruptingProxy } from "../support/corrupting-proxy.js";
 import { RecordingListerWatcher } from "../support/recording-lister-watcher.js";
@@ -38,7 +39,7 @@ describe("recovery against a real kube-apiserver", function () {
       const kc = kubeConfigVia(env.cp.kubeConfig, proxy.url);
       const store = new IndexedStore<KubeObject>();
       const reflector = new Reflector({
-        listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+        listerWatcher: kubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
         store,
         consistencyCheck: true,
         meter: metrics.meter,
@@ -81,7 +82,7 @@ describe("recovery against a real kube-apiserver", function () {
     const kc = env.cp.kubeConfig;
     const store = new IndexedStore<KubeObject>();
     const reflector = new Reflector({
-      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      listerWatcher: kubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
       consistencyCheck: true,
     });
@@ -118,7 +119,9 @@ describe("recovery against a real kube-apiserver", function () {
     await done;
   });
 
-  it("ends a watch on a malformed line with an error, resumes before it without a relist, and loses nothing", async () => {
+  it("ends a watch on a malformed line with an error, resumes before it without a relist, and loses nothing", async function () {
+    // The corruption is of a JSON line; the protobuf wire's bad frames are tested in protobuf-codec.test.ts.
+    if (TEST_WIRE === "protobuf") this.skip();
     const ns = "malformed";
     await createNamespace(env.cp, ns);
     await createConfigMaps(env.cp, ns, 30);
@@ -128,7 +131,7 @@ describe("recovery against a real kube-apiserver", function () {
     const errors: unknown[] = [];
     try {
       const lw = new RecordingListerWatcher(
-        new KubeListerWatcher<KubeObject>(proxy.kubeConfig, CONFIGMAPS, { namespace: ns }),
+        kubeListerWatcher<KubeObject>(proxy.kubeConfig, CONFIGMAPS, { namespace: ns }),
       );
       const store = new RecordingStore<KubeObject>();
       const reflector = new Reflector({

@@ -4,7 +4,6 @@ import { useControlPlane } from "@tessera/testenv";
 import {
   ApiStatusError,
   IndexedStore,
-  KubeListerWatcher,
   Namespaces,
   Reflector,
   defineResource,
@@ -21,6 +20,7 @@ import {
   storeVersions,
   waitFor,
   waitForStoreEqualToList,
+  kubeListerWatcher,
 } from "../support/cluster.js";
 
 const WIDGETS = defineResource({
@@ -48,7 +48,7 @@ async function syncOnce(
 ): Promise<void> {
   const store = new IndexedStore<KubeObject>();
   const reflector = new Reflector({
-    listerWatcher: new KubeListerWatcher(kc, resource, options),
+    listerWatcher: kubeListerWatcher(kc, resource, options),
     store,
     consistencyCheck: true,
   });
@@ -72,7 +72,7 @@ async function errorsOf(
 ): Promise<{ err: unknown; at: number }[]> {
   const errors: { err: unknown; at: number }[] = [];
   const reflector = new Reflector({
-    listerWatcher: new KubeListerWatcher(kc, resource, { namespace: "default" }),
+    listerWatcher: kubeListerWatcher(kc, resource, { namespace: "default" }),
     store: new IndexedStore(),
     consistencyCheck: true,
     onError: (err) => errors.push({ err, at: performance.now() }),

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import type { Logger } from "@tessera/core";
 import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
-import { IndexedStore, KubeListerWatcher, Reflector, type KubeObject } from "../../src/index.js";
+import { IndexedStore, Reflector, type KubeObject } from "../../src/index.js";
 import {
   CONFIGMAPS,
   createConfigMaps,
@@ -14,6 +14,7 @@ import {
   storeVersions,
   waitFor,
   waitForStoreEqualToList,
+  kubeListerWatcher,
 } from "../support/cluster.js";
 import { RecordingStore } from "../support/recording-store.js";
 
@@ -36,7 +37,7 @@ describe("watch-list against a real kube-apiserver", function () {
     // The consistency check would LIST at the synced resourceVersion: a second request, which this
     // test is about to count. The next tests run with the check on.
     const reflector = new Reflector({
-      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
+      listerWatcher: kubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
       store,
       consistencyCheck: false,
     });
@@ -70,7 +71,7 @@ describe("watch-list against a real kube-apiserver", function () {
     const logger = new CapturingLogger();
     const errors: unknown[] = [];
     const reflector = new Reflector({
-      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      listerWatcher: kubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
       consistencyCheck: true,
       meter: metrics.meter,
@@ -121,7 +122,7 @@ describe("watch-list against a real kube-apiserver", function () {
         error: (message, fields) => logger.error(message, fields),
       };
       const reflector = new Reflector({
-        listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
+        listerWatcher: kubeListerWatcher(kc, CONFIGMAPS, { namespace: BULK }),
         store,
         consistencyCheck: true,
         meter: metrics.meter,
@@ -156,7 +157,7 @@ describe("watch-list against a real kube-apiserver", function () {
     const kc = env.cp.kubeConfig;
     const store = new RecordingStore<KubeObject>();
     const first = new Reflector({
-      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      listerWatcher: kubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
       consistencyCheck: false,
     });
@@ -183,7 +184,7 @@ describe("watch-list against a real kube-apiserver", function () {
       return (before.WATCH ?? 0) > (initial.WATCH ?? 0);
     });
     const second = new Reflector({
-      listerWatcher: new KubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
+      listerWatcher: kubeListerWatcher(kc, CONFIGMAPS, { namespace: ns }),
       store,
       consistencyCheck: true,
       resumeFrom: handedOverAt,

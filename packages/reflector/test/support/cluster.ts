@@ -4,12 +4,37 @@ import type { ControlPlane } from "@tessera/testenv";
 import {
   ConfigMaps,
   KubeListerWatcher,
+  ProtobufCodec,
+  type KubeConfigLike,
+  type KubeListerWatcherOptions,
   type KubeObject,
   type Resource,
   type Store,
 } from "../../src/index.js";
 
 export const CONFIGMAPS = ConfigMaps;
+
+/**
+ * The wire the integration suite runs on: `TESSERA_TEST_WIRE=protobuf` runs
+ * it over Kubernetes protobuf (the test command runs it both ways).
+ */
+export const TEST_WIRE: "json" | "protobuf" =
+  process.env["TESSERA_TEST_WIRE"] === "protobuf" ? "protobuf" : "json";
+let codec: ProtobufCodec | undefined;
+
+/** A KubeListerWatcher on the suite's wire. */
+export function kubeListerWatcher<T extends KubeObject = KubeObject>(
+  kc: KubeConfigLike,
+  resource: Resource<T>,
+  options: KubeListerWatcherOptions = {},
+): KubeListerWatcher<T> {
+  codec ??= TEST_WIRE === "protobuf" ? new ProtobufCodec() : undefined;
+  return new KubeListerWatcher<T>(kc, resource, {
+    wire: TEST_WIRE,
+    ...(codec ? { protobufCodec: codec } : {}),
+    ...options,
+  });
+}
 
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight. */
 export async function pool(
