@@ -42,7 +42,6 @@ export interface TypeShape {
 
 /** A message as protobufjs decodes it: the fields on the wire are its own properties. */
 export type Decoded = Record<string, unknown>;
-const hasOwn = Object.prototype.hasOwnProperty;
 
 /** How one Go type turns into JSON, compiled once per field (no allocation per value beyond the value). */
 interface Converter {
@@ -99,7 +98,7 @@ export class JsonShaper {
       // Embedded: its JSON fields are the parent's. A nil embedded pointer adds nothing.
       const inner = field.t.m ?? "";
       return (m, out) => {
-        const present = hasOwn.call(m, p);
+        const present = Object.hasOwn(m, p);
         if (ptr && !present) return;
         this.write(inner, present ? (m[p] as Decoded) : {}, out);
       };
@@ -107,7 +106,7 @@ export class JsonShaper {
     const c = this.converter(field.t);
     const collection = field.t.k === "slice" || field.t.k === "map" || field.t.k === "bytes";
     return (m, out) => {
-      const present = hasOwn.call(m, p);
+      const present = Object.hasOwn(m, p);
       if (ptr && !present) {
         if (!oe && !oz) out[j] = null;
         return;
@@ -160,7 +159,7 @@ export class JsonShaper {
         const entry = this.converter(t.e!);
         const none = (raw: unknown, present: boolean) => {
           if (!present) return true;
-          for (const key in raw as object) if (hasOwn.call(raw, key)) return false;
+          for (const key in raw as object) if (Object.hasOwn(raw as object, key)) return false;
           return true;
         };
         return {
@@ -168,7 +167,8 @@ export class JsonShaper {
             if (none(raw, present)) return null;
             const out: Record<string, unknown> = {};
             for (const key in raw as Record<string, unknown>) {
-              if (hasOwn.call(raw, key)) out[key] = entry.value((raw as Record<string, unknown>)[key], true);
+              if (Object.hasOwn(raw as object, key))
+                out[key] = entry.value((raw as Record<string, unknown>)[key], true);
             }
             return out;
           },
@@ -193,7 +193,7 @@ export class JsonShaper {
           const m = raw as Decoded;
           return (
             toNumber(m["nanos"]) === 0 &&
-            (!hasOwn.call(m, "seconds") || toNumber(m["seconds"]) === GO_ZERO_TIME_UNIX)
+            (!Object.hasOwn(m, "seconds") || toNumber(m["seconds"]) === GO_ZERO_TIME_UNIX)
           );
         };
         const seconds = (s: number): string => {
@@ -230,7 +230,7 @@ export class JsonShaper {
       case "quantity":
         return {
           value: (raw, present) =>
-            present && hasOwn.call(raw, "string") ? String((raw as Decoded)["string"]) : "0",
+            present && Object.hasOwn(raw as object, "string") ? String((raw as Decoded)["string"]) : "0",
           empty: never,
           zero: (_raw, present) => !present,
         };
