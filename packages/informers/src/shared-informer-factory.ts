@@ -11,6 +11,7 @@ import {
 import {
   describeResource,
   KubeListerWatcher,
+  ProtobufCodec,
   type Compression,
   type Indexers,
   type KubeConfigLike,
@@ -78,6 +79,8 @@ export interface SharedInformerFactoryOptions extends Instrumentation {
   reflector?: InformerReflectorOptions<KubeObject>;
   /** Offered on every LIST and WATCH of the `kubeConfig` path; see `KubeListerWatcherOptions.compression`. */
   compression?: Compression;
+  /** The wire of the `kubeConfig` path (`KubeListerWatcherOptions.wire`); protobuf informers share one decoder. */
+  wire?: "json" | "protobuf";
 }
 
 /**
@@ -362,6 +365,14 @@ export class SharedInformerFactory implements Runnable, Syncable {
     });
   }
 
+  private codec: ProtobufCodec | undefined;
+
+  /** One protobuf decoder for every informer of the factory: loading one costs a moment and a few MiB. */
+  private protobufCodec(): ProtobufCodec {
+    this.codec ??= new ProtobufCodec();
+    return this.codec;
+  }
+
   private kubeListerWatcher(request: ListerWatcherRequest): ListerWatcher {
     const kc = this.options.kubeConfig as KubeConfigLike;
     const options = {
@@ -369,6 +380,9 @@ export class SharedInformerFactory implements Runnable, Syncable {
       ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
       ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
       ...(this.options.compression ? { compression: this.options.compression } : {}),
+      ...(this.options.wire === "protobuf"
+        ? { wire: "protobuf" as const, protobufCodec: this.protobufCodec() }
+        : {}),
     };
     return request.metadataOnly
       ? new MetadataListerWatcher(kc, request.resource, options)

@@ -24,6 +24,7 @@ describe("loadConfig", () => {
     assert.equal(config.healthBindAddress, ":8081");
     assert.equal(config.metricsBindAddress, ":8080");
     assert.equal(config.compression, "none");
+    assert.equal(config.wire, "protobuf");
     assert.match(config.identity, /_[0-9a-f]{8}$/);
   });
 

@@ -22,6 +22,11 @@ export const managerConfigSchema = {
     mode: { enum: ["leader", "sharded", "every-replica"] },
     kubeconfig: { type: "string", minLength: 1 },
     logLevel: { enum: ["debug", "info", "warn", "error"] },
+    wire: {
+      enum: ["protobuf", "json"],
+      description:
+        "Kubernetes protobuf for built-in kinds (custom resources are JSON either way), or JSON for all.",
+    },
     compression: {
       enum: ["gzip", "none"],
       description: "Offer gzip on the informers' LISTs and WATCHes (pays on a slow link to the API server).",

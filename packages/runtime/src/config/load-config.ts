@@ -143,6 +143,7 @@ function withDefaults(
     ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
     logLevel: input.logLevel ?? "info",
     compression: input.compression ?? "none",
+    wire: input.wire ?? "protobuf",
     leaderElection: {
       leaseName: input.leaderElection?.leaseName ?? `${name}-leader`,
       leaseDurationMs: input.leaderElection?.leaseDurationMs ?? 15_000,

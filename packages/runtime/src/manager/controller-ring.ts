@@ -31,6 +31,8 @@ export interface ControllerRingOptions<T extends KubeObject> extends Instrumenta
   durations: LeaderElectionDurations;
   /** Offered on the primary kind's LISTs and WATCHes; default none. */
   compression?: Compression;
+  /** The primary kind's wire; default JSON. */
+  wire?: "json" | "protobuf";
 }
 
 /**
@@ -66,6 +68,7 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
     this.space = new SlotSpace(options.slots);
     const lw = new KubeListerWatcher(options.kubeConfig, options.resource, {
       ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.wire ? { wire: options.wire } : {}),
     });
     this.informer = new SharedIndexInformer<T>({
       ...instrumentation,

@@ -57,6 +57,7 @@ export function bindDefaults(
           // Reconcilers never read managedFields; dropping them saves a third of a cached object.
           transform: stripManagedFields,
           compression: use(ctx, Tokens.Config).compression,
+          wire: use(ctx, Tokens.Config).wire,
           clock: use(ctx, Tokens.Clock),
           random: use(ctx, Tokens.Random),
           logger: withFields(use(ctx, Tokens.Logger), { component: "informers" }),

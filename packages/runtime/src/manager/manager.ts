@@ -514,6 +514,7 @@ export class Manager implements Runnable, Syncable {
         resource: primaryResource,
         slots: config.sharding.slots,
         compression: config.compression,
+        wire: config.wire,
         durations: {
           leaseDurationMs: config.leaderElection.leaseDurationMs,
           renewDeadlineMs: config.leaderElection.renewDeadlineMs,
