@@ -11,6 +11,7 @@ export default tseslint.config(
       "templates/**",
       "packages/cli/templates/**",
       "**/src/generated/**",
+      "packages/reflector/src/proto/*.generated.ts",
       "bench/results/**",
       "docs/api/**",
       ".docs-check/**",

@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
 import protobuf from "protobufjs";
 import type { KubeObject, ObjectList, Status } from "../kube-object.js";
+import { descriptorJson } from "./descriptor.generated.js";
 import { JsonShaper, type MessageShapes } from "./json-shape.js";
+import { shapesJson } from "./shapes.generated.js";
 
 /** The 4 bytes that open every Kubernetes protobuf object: "k8s" and a zero. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -25,9 +26,9 @@ export interface Envelope {
  * Decodes the Kubernetes protobuf wire into the plain JSON shape the JSON
  * path gives: objects, lists and watch events of every built-in kind of the
  * API version it was generated from (k8s.io/api v0.37.2), and `Status`
- * errors. The messages come from `proto/descriptor.json` (protobufjs, built
- * from the Go modules' `.proto` files) and the JSON shapes from
- * `proto/shapes.json` (read from the Go types): see `tools/proto`. Loading
+ * errors. The messages come from `descriptor.generated.ts` (protobufjs,
+ * built from the Go modules' `.proto` files) and the JSON shapes from
+ * `shapes.generated.ts` (read from the Go types): see `tools/proto`. Loading
  * both takes a moment and a few MiB, so share one codec per process.
  */
 export class ProtobufCodec {
@@ -42,13 +43,11 @@ export class ProtobufCodec {
     this.shaper = new JsonShaper(files.shapes);
   }
 
-  /** The generated files shipped with the package. */
+  /** The generated descriptor and shapes compiled into the package (modules, so bundlers carry them). */
   static readFiles(): { descriptor: unknown; shapes: MessageShapes } {
-    // dist/src/proto/ -> the package's proto/ folder.
-    const dir = new URL("../../../proto/", import.meta.url);
     return {
-      descriptor: JSON.parse(readFileSync(new URL("descriptor.json", dir), "utf8")) as unknown,
-      shapes: JSON.parse(readFileSync(new URL("shapes.json", dir), "utf8")) as MessageShapes,
+      descriptor: JSON.parse(descriptorJson) as unknown,
+      shapes: JSON.parse(shapesJson) as MessageShapes,
     };
   }
 
