@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const suites = {
   testenv: ["testenv/startup.js"],
-  reflector: ["reflector/cold-sync.js", "reflector/decode.js", "reflector/compression.js"],
+  reflector: ["reflector/cold-sync.js", "reflector/decode.js", "reflector/wire.js"],
   informers: ["informers/memory.js"],
   workqueue: ["workqueue/run.js"],
   sharding: ["sharding/hash.js", "sharding/movement.js", "sharding/convergence.js"],

@@ -1,12 +1,13 @@
-// Gzip or not: cold sync of ConfigMaps by Tessera's reflector with and
-// without `compression: "gzip"`, by watch-list and by LIST + WATCH, on the
-// loopback and on a simulated slow link (FaultProxy.setBandwidth), each
+// The wire: cold sync of ConfigMaps by Tessera's reflector over JSON and
+// over Kubernetes protobuf, each with and without `compression: "gzip"`, by
+// watch-list and by LIST + WATCH (JSON), on the loopback and on a simulated
+// slow link (FaultProxy.setBandwidth), each
 // variant in its own child process (sync-variant.js), rounds rotated. Every
 // request goes through a FaultProxy, which counts the bytes on the wire; the
 // kube-apiserver's CPU time is read from /proc, since compressing is the
 // server's cost. The ConfigMaps carry text that compresses about as real
 // configuration does (words, not one repeated letter).
-// Run: bash scripts/with-node.sh npm run build && bash scripts/with-node.sh node bench/reflector/compression.js
+// Run: bash scripts/with-node.sh npm run build && bash scripts/with-node.sh node bench/reflector/wire.js
 //      (RUNS=3 by default; LINK_MBPS=100 the slow link's megabits per second)
 import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -19,12 +20,10 @@ import { summarize, writeResult } from "../lib/results.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const LINK_MBPS = Number(process.env.LINK_MBPS ?? 100);
-const VARIANTS = [
-  "tessera-watch-list",
-  "tessera-watch-list-gzip",
-  "tessera-list-watch",
-  "tessera-list-watch-gzip",
-];
+const VARIANTS = (
+  process.env.VARIANTS ??
+  "tessera-watch-list,tessera-watch-list-gzip,tessera-watch-list-protobuf,tessera-watch-list-protobuf-gzip,tessera-list-watch,tessera-list-watch-gzip"
+).split(",");
 const child = fileURLToPath(new URL("./sync-variant.js", import.meta.url));
 
 // Deterministic text from a small vocabulary: gzip gets it to about a third, as it does config files.
@@ -68,7 +67,7 @@ await cp.start();
 const proxy = new FaultProxy(cp.apiserverPort);
 await proxy.start();
 try {
-  const dir = mkdtempSync(join(tmpdir(), "tessera-bench-gzip-"));
+  const dir = mkdtempSync(join(tmpdir(), "tessera-bench-wire-"));
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, kubeConfigVia(cp.kubeConfig, proxy.url).exportConfig(), { mode: 0o600 });
   const t0 = performance.now();
@@ -135,8 +134,8 @@ try {
         })),
     }));
   writeResult({
-    name: "compression-sync-time",
-    title: "Cold sync with and without gzip: start to synced",
+    name: "wire-sync-time",
+    title: "Cold sync over JSON and protobuf, with and without gzip: start to synced",
     unit: "s",
     lowerIsBetter: true,
     groups: groups("ms", 1 / 1000),
@@ -144,8 +143,8 @@ try {
   });
   if (apiserver !== undefined) {
     writeResult({
-      name: "compression-apiserver-cpu",
-      title: "Cold sync with and without gzip: kube-apiserver CPU",
+      name: "wire-apiserver-cpu",
+      title: "Cold sync over JSON and protobuf, with and without gzip: kube-apiserver CPU",
       unit: "s",
       lowerIsBetter: true,
       groups: groups("apiserverCpuMs", 1 / 1000),

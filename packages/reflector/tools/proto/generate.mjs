@@ -73,8 +73,14 @@ const module = (name, what, value) =>
   `/** ${what}, as JSON text (parsed by ProtobufCodec). */\n` +
   `export const ${name}: string = ${JSON.stringify(JSON.stringify(value))};\n`;
 const written = [
-  ["shapes.generated.ts", module("shapesJson", "The JSON shape of every message, read from the Go types", shapes)],
-  ["descriptor.generated.ts", module("descriptorJson", "The protobufjs descriptor of the Kubernetes API messages", descriptor)],
+  [
+    "shapes.generated.ts",
+    module("shapesJson", "The JSON shape of every message, read from the Go types", shapes),
+  ],
+  [
+    "descriptor.generated.ts",
+    module("descriptorJson", "The protobufjs descriptor of the Kubernetes API messages", descriptor),
+  ],
 ];
 let stale = 0;
 mkdirSync(out, { recursive: true });
