@@ -5,6 +5,7 @@ import {
   type RequestOptions,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Readable } from "node:stream";
 import type { KubeConfigLike } from "./kube-config-like.js";
 import { toError } from "@tessera/core";
 
@@ -95,13 +96,16 @@ export async function sendKubeRequest(
 
 /**
  * Reads a response's body, keeping at most `maxBytes` (the rest is drained).
- * Rejects with a {@link KubeRequestError} when the response breaks, or with
- * the signal's reason on abort.
+ * `body` is what to read it from: the response itself, or a stream decoding
+ * it (gunzip); an error that stream raises carries its own type, else it is
+ * wrapped. Rejects with a {@link KubeRequestError} when the response breaks,
+ * or with the signal's reason on abort.
  */
 export function readKubeResponse(
   res: IncomingMessage,
   maxBytes = Number.POSITIVE_INFINITY,
   signal?: AbortSignal,
+  body: Readable = res,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -113,24 +117,27 @@ export function readKubeResponse(
       signal?.removeEventListener("abort", onAbort);
       if (err !== undefined) {
         res.destroy();
+        if (body !== res) body.destroy();
         reject(toError(err));
       } else resolve(value as Buffer);
     };
     const onAbort = (): void => finish(signal?.reason);
     if (signal?.aborted) return finish(signal.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
-    res.on("data", (chunk: Buffer) => {
+    body.on("data", (chunk: Buffer) => {
       if (bytes >= maxBytes) return;
       chunks.push(chunk);
       bytes += chunk.length;
     });
-    res.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-    res.on("error", (err) =>
-      finish(new KubeRequestError(`the response broke: ${err.message}`, { cause: err })),
+    body.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    body.on("error", (err) =>
+      finish(body === res ? new KubeRequestError(`the response broke: ${err.message}`, { cause: err }) : err),
     );
-    res.on("close", () => {
-      if (!res.complete) finish(new KubeRequestError("the response was closed before its end"));
-    });
+    if (body === res) {
+      res.on("close", () => {
+        if (!res.complete) finish(new KubeRequestError("the response was closed before its end"));
+      });
+    }
   });
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { PassThrough, type Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import { toError } from "@tessera/core";
+import { KubeRequestError, readKubeResponse } from "./kube-request.js";
 import { ConnectionError, StreamDecodeError, type ListWatchErrorContext } from "./list-watch-error.js";
 
 /** What a {@link KubeListerWatcher} may ask the server to compress its responses with. */
@@ -55,51 +55,22 @@ export function responseBody(res: IncomingMessage, context: ListWatchErrorContex
 }
 
 /**
- * Reads all of a (decoded) body, keeping at most `maxBytes`. Rejects with the
- * stream's error ({@link ConnectionError}, {@link StreamDecodeError}), or
- * with the signal's reason on abort.
+ * Reads all of a (decoded) body, keeping at most `maxBytes`. Rejects with a
+ * {@link ConnectionError} when the connection breaks, a
+ * {@link StreamDecodeError} when the body cannot be decoded, or with the
+ * signal's reason on abort.
  */
-export function readBody(
+export async function readBody(
   res: IncomingMessage,
   body: Readable,
   context: ListWatchErrorContext,
   maxBytes = Number.POSITIVE_INFINITY,
   signal?: AbortSignal,
 ): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let settled = false;
-    const finish = (err: unknown, value?: Buffer): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener("abort", onAbort);
-      if (err !== undefined) {
-        res.destroy();
-        body.destroy();
-        reject(toError(err));
-      } else resolve(value as Buffer);
-    };
-    const onAbort = (): void => finish(signal?.reason);
-    if (signal?.aborted) return finish(signal.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    body.on("data", (chunk: Buffer) => {
-      if (bytes >= maxBytes) return;
-      chunks.push(chunk);
-      bytes += chunk.length;
-    });
-    body.on("end", () => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-    body.on("error", (err) =>
-      finish(
-        err instanceof ConnectionError || err instanceof StreamDecodeError
-          ? err
-          : new ConnectionError(context, `the response broke: ${err.message}`, err),
-      ),
-    );
-    if (body === res) {
-      res.on("close", () => {
-        if (!res.complete) finish(new ConnectionError(context, "the response was closed before its end"));
-      });
-    }
-  });
+  try {
+    return await readKubeResponse(res, maxBytes, signal, body);
+  } catch (err) {
+    if (!(err instanceof KubeRequestError)) throw err;
+    throw new ConnectionError(context, err.message, err.cause ?? err);
+  }
 }
