@@ -18,6 +18,7 @@ export class CorruptingProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private pending: Buffer | undefined;
+  private alsoBefore = 0;
   private corrupted = 0;
   private caPem = "";
 
@@ -28,9 +29,15 @@ export class CorruptingProxy {
     return this.corrupted;
   }
 
-  /** From now on, overwrite the next occurrence of `marker` (ASCII) in a response, once. */
-  corruptNext(marker: string): void {
+  /**
+   * From now on, overwrite the next occurrence of `marker` (ASCII) in a
+   * response, once. `alsoBefore` bytes before it become 0xff too: inside a
+   * protobuf message those are the field's tag and length, and 0xff makes a
+   * wire type that does not exist (a string's own bytes would still decode).
+   */
+  corruptNext(marker: string, options: { alsoBefore?: number } = {}): void {
     this.pending = Buffer.from(marker, "latin1");
+    this.alsoBefore = options.alsoBefore ?? 0;
   }
 
   async start(): Promise<void> {
@@ -114,6 +121,7 @@ export class CorruptingProxy {
     const at = data.indexOf(marker);
     if (at !== -1) {
       data.fill(0x23, at, at + marker.length);
+      data.fill(0xff, Math.max(0, at - this.alsoBefore), at);
       this.pending = undefined;
       this.corrupted++;
       return { pass: data, keep: Buffer.alloc(0) };
