@@ -19,7 +19,7 @@ export {
 } from "./proto/protobuf-codec.js";
 export type { Envelope } from "./proto/protobuf-codec.js";
 export { LengthDelimitedFrames } from "./proto/length-delimited-frames.js";
-export { JsonShaper, toJsonShape, formatGoDuration } from "./proto/json-shape.js";
+export { JsonShaper, formatGoDuration } from "./proto/json-shape.js";
 export type { MessageShapes, FieldShape, TypeShape, Decoded } from "./proto/json-shape.js";
 export {
   sendKubeRequest,

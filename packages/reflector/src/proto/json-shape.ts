@@ -263,15 +263,6 @@ export class JsonShaper {
   }
 }
 
-/** {@link JsonShaper.toJson} with a shaper of its own: for one-off use. */
-export function toJsonShape(
-  shapes: MessageShapes,
-  messageName: string,
-  message: Decoded,
-): Record<string, unknown> {
-  return new JsonShaper(shapes).toJson(messageName, message);
-}
-
 function toNumber(v: unknown): number {
   if (typeof v === "number") return v;
   if (v && typeof (v as { toNumber?: unknown }).toNumber === "function")
