@@ -2,6 +2,9 @@
 // ratios and writes its result as JSON and an SVG plot to bench/results/;
 // at the end bench/plot.js publishes them to docs/plots/. See
 // docs/benchmarks.md for the published figures and what each measures. Pick some with: npm run bench -- reflector workqueue
+// `npm run bench -- --quick` runs a subset in under ten minutes: the peers'
+// cold sync (10,000 objects), churn (1,000 writes/s for 10 s) and fan-out
+// (1 and 4 members), each with its main contenders.
 // Needs a build first (npm run build) and the control-plane binaries
 // (npm run controlplane), which this script resolves itself.
 import { spawnSync } from "node:child_process";
@@ -16,10 +19,14 @@ const suites = {
   workqueue: ["workqueue/run.js"],
   sharding: ["sharding/hash.js", "sharding/movement.js", "sharding/convergence.js"],
   runtime: ["runtime/startup.js", "runtime/throughput.js"],
+  // Beside client-go, controller-runtime, kube-rs and client-node (bench/peers/README.md).
+  peers: ["peers/cold-sync.js", "peers/churn.js", "peers/fan-out.js"],
   // Compiled with its package (it reuses the package's test helpers); 5 runs per scenario here, 20 in docs.
   "leader-election": [["../packages/leader-election/dist/bench/failover.measure.js", "--runs", "5"]],
 };
-const wanted = process.argv.slice(2);
+const quick = process.argv.includes("--quick");
+const wanted = process.argv.slice(2).filter((a) => a !== "--quick");
+if (quick && wanted.length === 0) wanted.push("peers");
 for (const name of wanted) {
   if (!(name in suites)) {
     console.error(`unknown benchmark "${name}"; choose from: ${Object.keys(suites).join(", ")}`);
@@ -44,8 +51,9 @@ for (const [name, scripts] of Object.entries(suites)) {
   if (wanted.length && !wanted.includes(name)) continue;
   for (const entry of scripts) {
     const [script, ...args] = Array.isArray(entry) ? entry : [entry];
-    console.log(`\n=== ${name}: ${[script, ...args].join(" ")}`);
-    const r = spawnSync(process.execPath, [join(here, script), ...args], { stdio: "inherit", env });
+    const all = quick && script.startsWith("peers/") ? [...args, "--quick"] : args;
+    console.log(`\n=== ${name}: ${[script, ...all].join(" ")}`);
+    const r = spawnSync(process.execPath, [join(here, script), ...all], { stdio: "inherit", env });
     if (r.status !== 0) {
       failed++;
       console.error(`${script} exited with ${r.status ?? r.signal}`);

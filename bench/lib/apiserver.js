@@ -69,3 +69,34 @@ export function cpuMsOf(pid) {
   const { fields } = procStat(pid);
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
+
+/**
+ * The apiserver's own count of requests for `resource`, by verb (LIST, WATCH,
+ * GET, ...), from apiserver_request_total on /metrics; diff two readings to
+ * count what a contender asked for.
+ * @param {import("@tessera/testenv").ControlPlane} cp
+ * @returns {Promise<Record<string, number>>}
+ */
+export async function requestCounts(cp, resource) {
+  const res = await cp.raw("/metrics");
+  /** @type {Record<string, number>} */
+  const counts = {};
+  for (const line of res.body.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{") || !line.includes(`resource="${resource}"`)) continue;
+    const verb = /verb="([A-Z]+)"/.exec(line)?.[1] ?? "?";
+    counts[verb] = (counts[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return counts;
+}
+
+/** `after - before`, verb by verb, leaving out verbs with no requests. */
+export function countsSince(
+  /** @type {Record<string, number>} */ before,
+  /** @type {Record<string, number>} */ after,
+) {
+  /** @type {Record<string, number>} */
+  const since = {};
+  for (const [verb, n] of Object.entries(after))
+    if (n > (before[verb] ?? 0)) since[verb] = n - (before[verb] ?? 0);
+  return since;
+}

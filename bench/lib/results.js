@@ -29,7 +29,8 @@ export function summarize(values) {
  *   name: string, title: string, unit: string, lowerIsBetter: boolean,
  *   groups: { label: string, bars: { label: string, median: number, min: number, max: number, runs?: number[] }[] }[],
  *   note?: string,
- * }} result
+ *   rows?: unknown[],
+ * }} result (rows: the raw figures behind the bars, kept in the JSON)
  * @returns {string} the JSON file's path
  */
 export function writeResult(result) {

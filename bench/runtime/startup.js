@@ -18,7 +18,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { ControlPlane } from "@tessera/testenv";
-import { controllerRuntimeReplica } from "./controller-runtime.js";
+import { buildCargo, controllerRuntimeReplica } from "../lib/contenders.js";
 import { summarize, writeResult } from "../lib/results.js";
 
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -50,6 +50,8 @@ const contenders = [
 ];
 const controllerRuntime = controllerRuntimeReplica();
 if (controllerRuntime) contenders.push(["controller-runtime v0.25.3", controllerRuntime]);
+const kubeRs = buildCargo("kube-rs");
+if (kubeRs) contenders.push(["kube-rs", kubeRs("controller")]);
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--contender") {
     const [name, ...command] = process.argv[++i].split("=");

@@ -2,27 +2,33 @@
 // reconciler while OBJECTS ConfigMaps (default 10,000) are created as fast as
 // the API server takes them (64 creates in flight on keep-alive connections),
 // and the lag from each create's response to its first reconcile (p50, p99),
-// on one replica and on three sharded replicas.
+// on one replica and on three sharded replicas. Contenders: Tessera's
+// runtime, controller-runtime (bench/runtime/go) and kube-rs's Controller
+// (bench/peers/kube-rs), each built where its toolchain is on PATH. Each
+// figure is the median of ROUNDS rounds (default 3), the contenders' order
+// rotated each round.
 //
-// Run: bash scripts/with-node.sh node bench/runtime/throughput.js   (after npm run build)
+// Run: bash scripts/with-node.sh node bench/runtime/throughput.js   (after npm run build; OBJECTS=2000 ROUNDS=1 for a short run)
 // Other contenders: --contender name=command (repeatable), where command
-// starts one replica speaking the line protocol of tessera-replica.js, e.g.
-//   --contender controller-runtime="bench/runtime/go/replica"
+// starts one replica speaking the line protocol of tessera-replica.js.
 import { spawn } from "node:child_process";
 import { Agent, request } from "node:https";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ControlPlane } from "@tessera/testenv";
-import { controllerRuntimeReplica } from "./controller-runtime.js";
-import { writeResult } from "../lib/results.js";
+import { buildCargo, controllerRuntimeReplica } from "../lib/contenders.js";
+import { summarize, writeResult } from "../lib/results.js";
 
 const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const IN_FLIGHT = 64;
 const contenders = [
   ["tessera", `${process.execPath} ${fileURLToPath(new URL("tessera-replica.js", import.meta.url))}`],
 ];
 const controllerRuntime = controllerRuntimeReplica();
 if (controllerRuntime) contenders.push(["controller-runtime v0.25.3", controllerRuntime]);
+const kubeRs = buildCargo("kube-rs");
+if (kubeRs) contenders.push(["kube-rs", kubeRs("controller")]);
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--contender") {
     const [name, ...command] = process.argv[++i].split("=");
@@ -105,96 +111,131 @@ async function until(what, done, limitMs) {
 }
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-const rows = [];
+/** @type {Map<string, any[]>} contender + scenario -> one result per round */
+const results = new Map();
+const unsupported = new Set();
 let run = 0;
-for (const [contender, command] of contenders) {
-  for (const scenario of scenarios) {
-    const namespace = `bench-${++run}`;
-    await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-    const replicas = Array.from({ length: scenario.replicas }, (_, i) =>
-      startReplica(command, {
-        KUBECONFIG: kubeconfig,
-        BENCH_NAMESPACE: namespace,
-        BENCH_MODE: scenario.mode,
-        BENCH_IDENTITY: `${contender}-${run}-${i}`,
-      }),
-    );
-    await until("replicas ready", () => replicas.every((r) => r.ready || r.exitCode !== undefined), 120_000);
-    if (replicas.some((r) => r.exitCode === 3)) {
-      // The contender has no such mode (controller-runtime has no sharding).
-      for (const r of replicas) r.child.kill("SIGTERM");
-      await Promise.all(replicas.map((r) => r.exited));
-      rows.push({ contender, scenario: scenario.label, unsupported: true });
-      continue;
-    }
-    if (!replicas.every((r) => r.ready)) throw new Error(`${contender}: a replica exited before ready`);
-    if (scenario.mode === "sharded") await new Promise((r) => setTimeout(r, 3000)); // let the ring settle
-    const written = new Map();
-    const t0 = now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
-        while (next < OBJECTS) {
-          const name = `cm-${next++}`;
-          await post(`/api/v1/namespaces/${namespace}/configmaps`, {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name, namespace },
-            data: { n: name },
-          });
-          written.set(name, now());
-        }
-      }),
-    );
-    const writesDone = now();
-    const seen = () => replicas.reduce((n, r) => n + r.first.size, 0);
-    await until(
-      `${contender} ${scenario.label}: all ${OBJECTS} reconciled`,
-      () => seen() >= OBJECTS,
-      600_000,
-    );
-    const lags = [];
-    let last = 0;
-    for (const r of replicas)
-      for (const [name, t] of r.first) {
-        lags.push((t - written.get(name)) / 1000);
-        last = Math.max(last, t);
+for (let round = 0; round < ROUNDS; round++) {
+  // Each round starts one contender later, so that none always runs first.
+  const order = contenders.map((_, i) => contenders[(i + round) % contenders.length]);
+  for (const [contender, command] of order) {
+    for (const scenario of scenarios) {
+      const key = `${contender}\u0000${scenario.label}`;
+      if (unsupported.has(key)) continue;
+      const result = await measure(contender, command, scenario);
+      if (result === undefined) {
+        unsupported.add(key);
+        continue;
       }
-    lags.sort((a, b) => a - b);
-    rows.push({
-      contender,
-      scenario: scenario.label,
-      writesPerSec: Math.round(OBJECTS / ((writesDone - t0) / 1e6)),
-      reconcilesPerSec: Math.round(OBJECTS / ((last - t0) / 1e6)),
-      lagP50: quantile(lags, 0.5).toFixed(1),
-      lagP99: quantile(lags, 0.99).toFixed(1),
-      lagMax: lags[lags.length - 1].toFixed(1),
-    });
-    for (const r of replicas) r.child.kill("SIGTERM");
-    await Promise.all(replicas.map((r) => r.exited));
+      console.log(`round ${round + 1} ${contender}, ${scenario.label}: ${JSON.stringify(result)}`);
+      results.set(key, [...(results.get(key) ?? []), result]);
+    }
   }
 }
+
+/** One contender in one scenario, once: undefined when the contender has no such mode. */
+async function measure(contender, command, scenario) {
+  const namespace = `bench-${++run}`;
+  await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  const replicas = Array.from({ length: scenario.replicas }, (_, i) =>
+    startReplica(command, {
+      KUBECONFIG: kubeconfig,
+      BENCH_NAMESPACE: namespace,
+      BENCH_MODE: scenario.mode,
+      BENCH_IDENTITY: `${contender}-${run}-${i}`.replace(/[^a-z0-9-]/gi, "-").toLowerCase(),
+    }),
+  );
+  await until("replicas ready", () => replicas.every((r) => r.ready || r.exitCode !== undefined), 120_000);
+  if (replicas.some((r) => r.exitCode === 3)) {
+    // The contender has no such mode (controller-runtime has no sharding).
+    for (const r of replicas) r.child.kill("SIGTERM");
+    await Promise.all(replicas.map((r) => r.exited));
+    return undefined;
+  }
+  if (!replicas.every((r) => r.ready)) throw new Error(`${contender}: a replica exited before ready`);
+  if (scenario.mode === "sharded") await new Promise((r) => setTimeout(r, 3000)); // let the ring settle
+  const written = new Map();
+  const t0 = now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < OBJECTS) {
+        const name = `cm-${next++}`;
+        await post(`/api/v1/namespaces/${namespace}/configmaps`, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name, namespace },
+          data: { n: name },
+        });
+        written.set(name, now());
+      }
+    }),
+  );
+  const writesDone = now();
+  const seen = () => replicas.reduce((n, r) => n + r.first.size, 0);
+  await until(`${contender} ${scenario.label}: all ${OBJECTS} reconciled`, () => seen() >= OBJECTS, 600_000);
+  const lags = [];
+  let last = 0;
+  for (const r of replicas)
+    for (const [name, t] of r.first) {
+      lags.push((t - written.get(name)) / 1000);
+      last = Math.max(last, t);
+    }
+  lags.sort((a, b) => a - b);
+  for (const r of replicas) r.child.kill("SIGTERM");
+  await Promise.all(replicas.map((r) => r.exited));
+  return {
+    writesPerSec: Math.round(OBJECTS / ((writesDone - t0) / 1e6)),
+    reconcilesPerSec: Math.round(OBJECTS / ((last - t0) / 1e6)),
+    lagP50: Number(quantile(lags, 0.5).toFixed(1)),
+    lagP99: Number(quantile(lags, 0.99).toFixed(1)),
+    lagMax: Number(lags[lags.length - 1].toFixed(1)),
+  };
+}
+const rows = [];
+for (const [contender] of contenders)
+  for (const scenario of scenarios) {
+    const key = `${contender}\u0000${scenario.label}`;
+    if (unsupported.has(key)) rows.push({ contender, scenario: scenario.label, unsupported: true });
+    else {
+      const all = results.get(key);
+      const pick = (f) => summarize(all.map(f));
+      rows.push({
+        contender,
+        scenario: scenario.label,
+        writesPerSec: pick((x) => x.writesPerSec),
+        reconcilesPerSec: pick((x) => x.reconcilesPerSec),
+        lagP50: pick((x) => x.lagP50),
+        lagP99: pick((x) => x.lagP99),
+        lagMax: pick((x) => x.lagMax),
+      });
+    }
+  }
 await cp.stop();
 agent.destroy();
 
 console.log(
-  `\n${OBJECTS} ConfigMaps created with ${IN_FLIGHT} in flight; no-op reconciler; lag = create response -> first reconcile`,
+  `\n${OBJECTS} ConfigMaps created with ${IN_FLIGHT} in flight; no-op reconciler; lag = create response -> first reconcile; median of ${ROUNDS} rounds`,
 );
 console.log(
-  "contender                  scenario              creates/s  reconciles/s  lag p50 ms  lag p99 ms  lag max ms",
+  "| contender | scenario | creates/s | reconciles/s (min-max) | x best peer | lag p50 | lag p99 (min-max) | lag max |",
 );
+console.log("|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   if (r.unsupported) {
-    console.log(`${r.contender.padEnd(26)} ${r.scenario.padEnd(21)} (not supported)`);
+    console.log(`| ${r.contender} | ${r.scenario} | not supported | | | | | |`);
     continue;
   }
+  const peers = rows.filter((x) => x.scenario === r.scenario && !x.unsupported && x.contender !== "tessera");
+  const best = peers.sort((a, b) => b.reconcilesPerSec.median - a.reconcilesPerSec.median)[0];
   console.log(
-    `${r.contender.padEnd(26)} ${r.scenario.padEnd(21)} ${String(r.writesPerSec).padStart(9)} ${String(r.reconcilesPerSec).padStart(13)} ${r.lagP50.padStart(11)} ${r.lagP99.padStart(11)} ${r.lagMax.padStart(11)}`,
+    `| ${r.contender} | ${r.scenario} | ${r.writesPerSec.median} | ${r.reconcilesPerSec.median} (${r.reconcilesPerSec.min}-${r.reconcilesPerSec.max}) | ${best ? (r.reconcilesPerSec.median / best.reconcilesPerSec.median).toFixed(2) : "n/a"} | ${r.lagP50.median} ms | ${r.lagP99.median} ms (${r.lagP99.min}-${r.lagP99.max}) | ${r.lagMax.median} ms |`,
   );
 }
 
 const scenarioLabels = [...new Set(rows.map((r) => r.scenario))];
 const supported = (r) => !r.unsupported;
+const bar = (label, s) => ({ label, median: s.median, min: s.min, max: s.max, runs: s.runs });
 writeResult({
   name: "runtime-throughput",
   title: `End to end: ${OBJECTS.toLocaleString("en-US")} ConfigMaps created, no-op reconcile`,
@@ -204,14 +245,10 @@ writeResult({
     label: scenario,
     bars: rows
       .filter((r) => r.scenario === scenario && supported(r))
-      .map((r) => ({
-        label: r.contender,
-        median: r.reconcilesPerSec,
-        min: r.reconcilesPerSec,
-        max: r.reconcilesPerSec,
-      })),
+      .map((r) => bar(r.contender, r.reconcilesPerSec)),
   })),
-  note: "one round per contender and scenario",
+  note: `median of ${ROUNDS} rounds, whiskers min to max`,
+  rows,
 });
 writeResult({
   name: "runtime-lag",
@@ -220,14 +257,8 @@ writeResult({
   lowerIsBetter: true,
   groups: scenarioLabels.map((scenario) => ({
     label: scenario,
-    bars: rows
-      .filter((r) => r.scenario === scenario && supported(r))
-      .map((r) => ({
-        label: r.contender,
-        median: Number(r.lagP99),
-        min: Number(r.lagP50),
-        max: Number(r.lagMax),
-      })),
+    bars: rows.filter((r) => r.scenario === scenario && supported(r)).map((r) => bar(r.contender, r.lagP99)),
   })),
-  note: "bar: p99; whisker: p50 to max; one round per contender and scenario",
+  note: `p99 per round; median of ${ROUNDS} rounds, whiskers min to max`,
+  rows,
 });
