@@ -15,9 +15,10 @@ import { request } from "node:https";
 import { URLSearchParams } from "node:url";
 import { CoreV1Api, KubeConfig, makeInformer } from "@kubernetes/client-node";
 import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
-import { ConfigMaps, KubeListerWatcher, Pods } from "@tessera/reflector";
+import { ConfigMaps, KubeListerWatcher, Pods, ProtobufCodec } from "@tessera/reflector";
 import { emit, exitOnSignal, highestResourceVersion, monotonicMicros, unsupported } from "./protocol.js";
 import { cpuMs, liveHeapMiB, rssMiB } from "./proc-status.js";
+import { startProfile } from "./profile.js";
 
 const env = process.env;
 const impl = env.BENCH_IMPL ?? "tessera";
@@ -40,6 +41,13 @@ const onEvent = (/** @type {import("@tessera/reflector").KubeObject} */ obj) => 
   if (synced)
     emit({ ev: "e", n: obj.metadata?.name, rv: obj.metadata?.resourceVersion, t: monotonicMicros() });
 };
+
+/**
+ * The protobuf decoder (descriptor and JSON shapes), built once per process as an operator's
+ * informer factory builds it at start-up, before the clock starts, as Go registers its types at
+ * init; its cost is in the start-up benchmark (bench/runtime/startup.js).
+ */
+const codec = impl === "tessera" && env.BENCH_WIRE === "protobuf" ? new ProtobufCodec() : undefined;
 
 /**
  * Tessera: a SharedIndexInformer over a KubeListerWatcher, one handler.
@@ -209,6 +217,8 @@ function get(url, options) {
 const impls = { tessera, "client-node": clientNode, limit };
 const run = impls[/** @type {keyof typeof impls} */ (impl)];
 if (!run) unsupported(`unknown BENCH_IMPL "${impl}"; one of ${Object.keys(impls).join(", ")}`);
+// BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the timed span only (open it in Chrome's DevTools).
+const profiler = env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
 const baselineRssMiB = rssMiB("VmRSS");
 const baselineHeapMiB = liveHeapMiB();
 const cpu0 = cpuMs();
@@ -218,6 +228,7 @@ const ms = performance.now() - t0;
 const cpu = cpuMs() - cpu0;
 const cached = objects();
 synced = true;
+if (profiler) await profiler.stop(env.BENCH_CPU_PROFILE ?? "");
 emit({
   ev: "synced",
   objects: cached.length,
