@@ -8,10 +8,12 @@
 //                through the generated client, then WATCH; JSON only, no
 //                watch-list, no transform hook
 //   limit        the limit: the same watch-list (or LIST) response read and
-//                discarded, counting objects without decoding them
+//                discarded, counting objects without decoding them (lines
+//                of JSON, or protobuf frames; gzip inflated where asked for)
 // Run by the harness (cold-sync.js, churn.js, fan-out.js) as
 //   BENCH_IMPL=tessera KUBECONFIG=... BENCH_NAMESPACE=bench node bench/peers/node/informer.js
 import { request } from "node:https";
+import { createGunzip } from "node:zlib";
 import { URLSearchParams } from "node:url";
 import { CoreV1Api, KubeConfig, makeInformer } from "@kubernetes/client-node";
 import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
@@ -116,6 +118,10 @@ async function clientNode() {
  */
 async function limit() {
   if (events && !watchList) unsupported("the limit follows events on its watch-list stream only");
+  const wireOf = env.BENCH_WIRE === "protobuf" ? "protobuf" : "json";
+  if (events && wireOf === "protobuf") unsupported("the limit follows events on a JSON stream only");
+  if (wireOf === "protobuf" && !watchList)
+    unsupported("the limit reads protobuf on its watch-list stream only");
   const query = new URLSearchParams(
     watchList
       ? {
@@ -130,7 +136,13 @@ async function limit() {
   );
   if (labelSelector) query.set("labelSelector", labelSelector);
   if (shardSelector) query.set("shardSelector", shardSelector);
-  const options = { method: "GET", headers: { Accept: "application/json" } };
+  /** @type {Record<string, string>} */
+  const headers = {
+    Accept:
+      wireOf === "protobuf" ? "application/vnd.kubernetes.protobuf, application/json" : "application/json",
+  };
+  if (env.BENCH_COMPRESSION === "gzip") headers["Accept-Encoding"] = "gzip";
+  const options = { method: "GET", headers };
   await kc.applyToHTTPSOptions(options);
   const server = kc.getCurrentCluster()?.server;
   let count = 0;
@@ -159,34 +171,61 @@ async function limit() {
         emit({ ev: "e", n: name, rv, t: monotonicMicros() });
     }
   };
+  /** @type {Buffer} */
+  let tail = Buffer.alloc(0);
+  /** JSON lines: counts the newlines before the bookmark's marker; true once it is seen. */
+  const jsonChunk = (/** @type {Buffer} */ chunk) => {
+    if (initialDone) {
+      follow(chunk);
+      return false;
+    }
+    // The marker may straddle two chunks: look at the end of the last one too.
+    const at = chunk.indexOf(marker);
+    const straddles =
+      at === -1 &&
+      tail.length > 0 &&
+      Buffer.concat([tail, chunk.subarray(0, marker.length)]).indexOf(marker) !== -1;
+    const end = at === -1 ? chunk.length : at;
+    for (let i = chunk.indexOf(10); i !== -1 && i < end; i = chunk.indexOf(10, i + 1)) count++;
+    tail = chunk.subarray(Math.max(0, chunk.length - marker.length));
+    if (at === -1 && !straddles) return false;
+    initialDone = true;
+    // The rest of this chunk, after the bookmark's line, is events already.
+    const next = chunk.indexOf(10, at === -1 ? 0 : at);
+    if (events && next !== -1) follow(chunk.subarray(next + 1));
+    return true;
+  };
+  /** Protobuf frames (a 4-byte big-endian length, then the frame): counts frames up to the bookmark's. */
+  /** @type {Buffer} */
+  let pending = Buffer.alloc(0);
+  const protobufChunk = (/** @type {Buffer} */ chunk) => {
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    let at = 0;
+    while (pending.length - at >= 4) {
+      const size = pending.readUInt32BE(at);
+      if (pending.length - at - 4 < size) break;
+      const frame = pending.subarray(at + 4, at + 4 + size);
+      at += 4 + size;
+      if (frame.indexOf(marker) !== -1) return true;
+      count++;
+    }
+    pending = pending.subarray(at);
+    return false;
+  };
+  const consume = wireOf === "protobuf" ? protobufChunk : jsonChunk;
   await new Promise((resolve, reject) => {
     const req = request(new URL(`${server}${collection}?${query}`), options, (res) => {
-      /** @type {Buffer} */
-      let tail = Buffer.alloc(0);
-      res.on("data", (/** @type {Buffer} */ chunk) => {
-        // The marker may straddle two chunks: look at the end of the last one too.
-        const at = chunk.indexOf(marker);
-        const straddles =
-          at === -1 &&
-          tail.length > 0 &&
-          Buffer.concat([tail, chunk.subarray(0, marker.length)]).indexOf(marker) !== -1;
-        if (initialDone) return follow(chunk);
-        const end = at === -1 ? chunk.length : at;
-        for (let i = chunk.indexOf(10); i !== -1 && i < end; i = chunk.indexOf(10, i + 1)) count++;
-        if (at !== -1 || straddles) {
-          initialDone = true;
+      const body = res.headers["content-encoding"] === "gzip" ? res.pipe(createGunzip()) : res;
+      body.on("data", (/** @type {Buffer} */ chunk) => {
+        if (consume(chunk) && !resolved) {
+          resolved = true;
           if (!events) req.destroy();
-          else {
-            // The rest of this chunk, after the bookmark's line, is events already.
-            const next = chunk.indexOf(10, at === -1 ? 0 : at);
-            if (next !== -1) follow(chunk.subarray(next + 1));
-          }
           resolve(undefined);
         }
-        tail = chunk.subarray(Math.max(0, chunk.length - marker.length));
       });
-      res.on("error", () => {});
+      body.on("error", () => {});
     });
+    let resolved = false;
     req.on("error", (/** @type {NodeJS.ErrnoException} */ err) =>
       err.code === "ECONNRESET" ? undefined : reject(err),
     );
