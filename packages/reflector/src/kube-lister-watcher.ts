@@ -16,11 +16,12 @@ import {
 import { KubeRequestError, sendKubeRequest } from "./kube-request.js";
 import { acceptEncoding, readBody, responseBody, type Compression } from "./response-body.js";
 import { NdjsonDecoder } from "./ndjson-decoder.js";
+import { decodeListBody } from "./list-body.js";
+import { toWatchEvent } from "./watch-event-decoding.js";
 import { LengthDelimitedFrames } from "./proto/length-delimited-frames.js";
 import { PROTOBUF_MEDIA_TYPE, ProtobufCodec, ProtobufDecodeError } from "./proto/protobuf-codec.js";
 import { assertResource, collectionPath, describeResource, type Resource } from "./resource.js";
 import { statusReasonForHttpCode } from "./status-reason.js";
-import type { WatchEvent, WatchEventType } from "./watch-event.js";
 
 /** Options of a {@link KubeListerWatcher}. */
 export interface KubeListerWatcherOptions {
@@ -75,13 +76,6 @@ const isProtobuf = (res: IncomingMessage) =>
 
 /** Most bytes of an error response read for its Status. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>([
-  "ADDED",
-  "MODIFIED",
-  "DELETED",
-  "BOOKMARK",
-]);
 
 /**
  * The {@link ListerWatcher} over a @kubernetes/client-node `KubeConfig`, for
@@ -151,27 +145,7 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
         throw new StreamDecodeError(context, toError(err).message, body.toString("hex", 0, 100), err);
       }
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString("utf8"));
-    } catch (err) {
-      throw new StreamDecodeError(
-        context,
-        "the list response is not JSON",
-        body.toString("utf8", 0, 200),
-        err,
-      );
-    }
-    const list = parsed as ObjectList<T> | null;
-    if (list === null || typeof list !== "object" || !(Array.isArray(list.items) || list.items === null)) {
-      throw new StreamDecodeError(
-        context,
-        "the list response has no items array",
-        body.toString("utf8", 0, 200),
-      );
-    }
-    if (list.items === null) list.items = [];
-    return list;
+    return decodeListBody<T>(body, context);
   }
 
   async watch(options: WatchOptions, onEvent: WatchEventHandler<T>, signal?: AbortSignal): Promise<void> {
@@ -309,36 +283,6 @@ async function errorFromResponse(
   const reason = status?.reason || statusReasonForHttpCode(code);
   const message = status?.message || body.trim().slice(0, 500) || res.statusMessage || "no message";
   return new ApiStatusError(context, status?.code || code, reason, message, status, "response");
-}
-
-function toWatchEvent<T>(value: unknown, context: ListWatchErrorContext): WatchEvent<T> {
-  const event = value as { type?: unknown; object?: unknown } | null;
-  if (event === null || typeof event !== "object" || typeof event.type !== "string") {
-    throw new StreamDecodeError(context, "a watch line is not an event", excerpt(value));
-  }
-  if (typeof event.object !== "object" || event.object === null) {
-    throw new StreamDecodeError(context, `a ${event.type} event carries no object`, excerpt(value));
-  }
-  if (event.type === "ERROR") {
-    const status = event.object as Status;
-    const code = typeof status.code === "number" ? status.code : 500;
-    throw new ApiStatusError(
-      context,
-      code,
-      status.reason || statusReasonForHttpCode(code),
-      status.message || "the watch ended with an ERROR event",
-      status,
-      "event",
-    );
-  }
-  if (!EVENT_TYPES.has(event.type)) {
-    throw new StreamDecodeError(context, `unknown watch event type "${event.type}"`, excerpt(value));
-  }
-  return event as WatchEvent<T>;
-}
-
-function excerpt(value: unknown): string {
-  return JSON.stringify(value)?.slice(0, 200) ?? String(value);
 }
 
 /**

@@ -55,10 +55,11 @@ export function decodeAssignment(
     throw new AssignmentFormatError(resource, problem);
   };
   if (!data) fail("no data");
-  const epoch = Number(data!.epoch);
-  if (!Number.isSafeInteger(epoch) || epoch < 0)
-    fail(`epoch ${JSON.stringify(data!.epoch)} is not a whole number`);
-  const slotCount = Number(data!.slotCount);
+  const epoch = wholeNumber(data!.epoch);
+  if (!Number.isSafeInteger(epoch)) fail(`epoch ${JSON.stringify(data!.epoch)} is not a whole number`);
+  const slotCount = wholeNumber(data!.slotCount);
+  if (!Number.isSafeInteger(slotCount))
+    fail(`slotCount ${JSON.stringify(data!.slotCount)} is not a whole number`);
   try {
     new SlotSpace(slotCount);
   } catch (e) {
@@ -100,6 +101,16 @@ export function decodeAssignment(
     }
   }
   return { epoch, owners, releasing };
+}
+
+/**
+ * A number as {@link encodeAssignment} writes it (decimal digits, no sign, no
+ * leading zero), else NaN. `Number()` alone would read an emptied field as 0
+ * and "1e3" or "0x10" as other numbers: an epoch read lower than the one
+ * published makes every member ignore the assignments that follow.
+ */
+function wholeNumber(text: unknown): number {
+  return typeof text === "string" && /^(0|[1-9][0-9]*)$/.test(text) ? Number(text) : Number.NaN;
 }
 
 function checkRun(

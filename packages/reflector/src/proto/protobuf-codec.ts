@@ -81,11 +81,19 @@ export class ProtobufCodec {
   decodeObject<T extends KubeObject>(bytes: Uint8Array): T {
     const envelope = this.unwrap(bytes);
     const message = this.requireMessage(envelope);
-    return {
-      apiVersion: envelope.apiVersion,
-      kind: envelope.kind,
-      ...this.shaper.toJson(message, this.decodeMessage(message, envelope.raw)),
-    } as T;
+    const decoded = this.decodeMessage(message, envelope.raw);
+    let json: Record<string, unknown>;
+    try {
+      json = this.shaper.toJson(message, decoded);
+    } catch (err) {
+      // Bytes that decode can still hold values JSON has no form for: a time past year 275760
+      // (RangeError), managed fields whose raw bytes are not JSON (SyntaxError). They are bad bytes too.
+      throw new ProtobufDecodeError(
+        `${envelope.apiVersion} ${envelope.kind} has a value with no JSON form: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    return { apiVersion: envelope.apiVersion, kind: envelope.kind, ...json } as T;
   }
 
   /** A LIST response; its items carry no `apiVersion` or `kind`, as in JSON. */

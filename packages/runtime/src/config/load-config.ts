@@ -236,11 +236,19 @@ function merge(
   for (const [key, value] of Object.entries(layer)) {
     if (value === undefined) continue;
     const path = `${base}/${key}`;
-    const current = into[key];
+    // Own properties only, and defined rather than assigned: a `__proto__` key in a file or in
+    // TESSERA_CONTROLLERS is then a field like any other (refused as unknown), where `into[key]`
+    // would reach Object.prototype and merging into it would change every object in the process.
+    const current = Object.hasOwn(into, key) ? into[key] : undefined;
     if (isObject(value) && isObject(current)) {
       merge(current, value, source, path, origins);
     } else {
-      into[key] = isObject(value) ? structuredClone(value) : value;
+      Object.defineProperty(into, key, {
+        value: isObject(value) ? structuredClone(value) : value,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
       for (const known of [...origins.keys()]) if (known.startsWith(`${path}/`)) origins.delete(known);
       origins.set(path, source);
     }
