@@ -65,6 +65,7 @@ export const controllerRuntimeReplica = () => buildGo("runtime/go", "controller-
 /** The Node contenders' program (Tessera, client-node, the limit). */
 export const nodeInformer = [
   process.execPath,
+  "--expose-gc", // for the live heap it reports after the sync
   fileURLToPath(new URL("../peers/node/informer.js", import.meta.url)),
 ];
 

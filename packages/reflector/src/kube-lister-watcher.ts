@@ -19,7 +19,12 @@ import { NdjsonDecoder } from "./ndjson-decoder.js";
 import { decodeListBody } from "./list-body.js";
 import { toWatchEvent } from "./watch-event-decoding.js";
 import { LengthDelimitedFrames } from "./proto/length-delimited-frames.js";
-import { PROTOBUF_MEDIA_TYPE, ProtobufCodec, ProtobufDecodeError } from "./proto/protobuf-codec.js";
+import {
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufCodec,
+  ProtobufDecodeError,
+  type DecodeOptions,
+} from "./proto/protobuf-codec.js";
 import { assertResource, collectionPath, describeResource, type Resource } from "./resource.js";
 import { statusReasonForHttpCode } from "./status-reason.js";
 
@@ -65,6 +70,13 @@ export interface KubeListerWatcherOptions {
   wire?: "json" | "protobuf";
   /** The decoder of the protobuf wire; share one per process (loading it costs a moment). Default: one of its own. */
   protobufCodec?: ProtobufCodec;
+  /**
+   * Leave `metadata.managedFields` out of every object listed or watched, for
+   * a cache that strips them anyway (`stripManagedFields`). On the protobuf
+   * wire they are then never shaped into JSON, which saves a large part of
+   * decoding a small object; on JSON they are deleted after parsing.
+   */
+  stripManagedFields?: boolean;
 }
 
 const JSON_MEDIA_TYPE = "application/json";
@@ -115,6 +127,10 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     this.codec = options.protobufCodec;
   }
 
+  private get decodeOptions(): DecodeOptions {
+    return { omitManagedFields: this.options.stripManagedFields === true };
+  }
+
   private get protobuf(): ProtobufCodec {
     this.codec ??= new ProtobufCodec();
     return this.codec;
@@ -140,12 +156,14 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     this.lastWire = isProtobuf(res) ? "protobuf" : "json";
     if (this.lastWire === "protobuf") {
       try {
-        return this.protobuf.decodeList<T>(body);
+        return this.protobuf.decodeList<T>(body, this.decodeOptions);
       } catch (err) {
         throw new StreamDecodeError(context, toError(err).message, body.toString("hex", 0, 100), err);
       }
     }
-    return decodeListBody<T>(body, context);
+    const list = decodeListBody<T>(body, context);
+    if (this.options.stripManagedFields) for (const item of list.items) dropManagedFields(item);
+    return list;
   }
 
   async watch(options: WatchOptions, onEvent: WatchEventHandler<T>, signal?: AbortSignal): Promise<void> {
@@ -175,10 +193,17 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
       } catch (err) {
         return fail(err);
       }
+      const strip = this.options.stripManagedFields === true;
       const decoder =
         this.lastWire === "protobuf"
-          ? protobufWatchDecoder(this.protobuf, context, (value) => onEvent(toWatchEvent<T>(value, context)))
-          : new NdjsonDecoder(context, (value) => onEvent(toWatchEvent<T>(value, context)));
+          ? protobufWatchDecoder(this.protobuf, this.decodeOptions, context, (value) =>
+              onEvent(toWatchEvent<T>(value, context)),
+            )
+          : new NdjsonDecoder(context, (value) => {
+              const event = toWatchEvent<T>(value, context);
+              if (strip) dropManagedFields(event.object);
+              onEvent(event);
+            });
       body.on("data", (chunk: Buffer) => {
         if (settled) return;
         try {
@@ -255,6 +280,12 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
   }
 }
 
+/** Deletes `metadata.managedFields` from a decoded JSON object (a watch event's object may be a Status). */
+function dropManagedFields(object: unknown): void {
+  const metadata = (object as { metadata?: { managedFields?: unknown } } | null)?.metadata;
+  if (metadata && typeof metadata === "object") delete metadata.managedFields;
+}
+
 async function errorFromResponse(
   res: IncomingMessage,
   context: ListWatchErrorContext,
@@ -292,6 +323,7 @@ async function errorFromResponse(
  */
 function protobufWatchDecoder(
   codec: ProtobufCodec,
+  options: DecodeOptions,
   context: ListWatchErrorContext,
   onValue: (value: unknown) => void,
 ): { write(chunk: Buffer): void; end(): void } {
@@ -302,7 +334,7 @@ function protobufWatchDecoder(
   const frames = new LengthDelimitedFrames((frame) => {
     let event: { type: string; object: unknown };
     try {
-      event = codec.decodeWatchEvent(frame);
+      event = codec.decodeWatchEvent(frame, options);
     } catch (err) {
       throw asDecodeError(err, frame);
     }

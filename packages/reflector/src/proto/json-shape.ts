@@ -68,7 +68,15 @@ export class JsonShaper {
   /** Formatted times by second: objects written together share them, and formatting dominated the profile. */
   private readonly times = new Map<number, string>();
 
-  constructor(private readonly shapes: MessageShapes) {}
+  /**
+   * @param options.omitManagedFields leave `metadata.managedFields` out of
+   *   every object, for caches that strip them anyway: shaping them (each
+   *   entry's fieldsV1 is JSON to parse) is a large part of decoding a small object.
+   */
+  constructor(
+    private readonly shapes: MessageShapes,
+    private readonly options: { omitManagedFields?: boolean } = {},
+  ) {}
 
   /** The JSON form of `message`, a decoded `messageName`. */
   toJson(messageName: string, message: Decoded): Record<string, unknown> {
@@ -84,13 +92,15 @@ export class JsonShaper {
       if (!fields) throw new TypeError(`no JSON shape for protobuf message ${messageName}`);
       writers = [];
       this.compiled.set(messageName, writers); // before compiling: messages may nest themselves
-      for (const field of fields) writers.push(this.compileField(field));
+      for (const field of fields) writers.push(this.compileField(field, messageName));
     }
     for (const w of writers) w(message, out);
   }
 
-  private compileField(field: FieldShape): Writer {
+  private compileField(field: FieldShape, messageName: string): Writer {
     const { p, j } = field;
+    if (this.options.omitManagedFields && messageName === OBJECT_META && j === "managedFields")
+      return () => {};
     const ptr = field.ptr === true;
     const oe = field.oe === true;
     const oz = field.oz === true;
@@ -262,6 +272,8 @@ export class JsonShaper {
     }
   }
 }
+
+const OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
 function toNumber(v: unknown): number {
   if (typeof v === "number") return v;

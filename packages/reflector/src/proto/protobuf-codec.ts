@@ -22,6 +22,12 @@ export interface Envelope {
   readonly raw: Uint8Array;
 }
 
+/** How {@link ProtobufCodec} shapes what it decodes. */
+export interface DecodeOptions {
+  /** Leave `metadata.managedFields` out of every object (for caches that strip them anyway). */
+  omitManagedFields?: boolean;
+}
+
 /**
  * Decodes the Kubernetes protobuf wire into the plain JSON shape the JSON
  * path gives: objects, lists and watch events of every built-in kind of the
@@ -35,6 +41,7 @@ export class ProtobufCodec {
   private readonly root: protobuf.Root;
   private readonly shapes: MessageShapes;
   private readonly shaper: JsonShaper;
+  private shaperWithoutManagedFields: JsonShaper | undefined;
   private readonly types = new Map<string, protobuf.Type>();
 
   constructor(files: { descriptor: unknown; shapes: MessageShapes } = ProtobufCodec.readFiles()) {
@@ -77,14 +84,21 @@ export class ProtobufCodec {
     };
   }
 
-  /** One object from its enveloped bytes, with `apiVersion` and `kind` as the JSON path has them. */
-  decodeObject<T extends KubeObject>(bytes: Uint8Array): T {
+  /**
+   * One object from its enveloped bytes, with `apiVersion` and `kind` as the
+   * JSON path has them; `options.omitManagedFields` leaves
+   * `metadata.managedFields` out (see {@link JsonShaper}).
+   */
+  decodeObject<T extends KubeObject>(bytes: Uint8Array, options: DecodeOptions = {}): T {
     const envelope = this.unwrap(bytes);
     const message = this.requireMessage(envelope);
     const decoded = this.decodeMessage(message, envelope.raw);
+    const shaper = options.omitManagedFields
+      ? (this.shaperWithoutManagedFields ??= new JsonShaper(this.shapes, { omitManagedFields: true }))
+      : this.shaper;
     let json: Record<string, unknown>;
     try {
-      json = this.shaper.toJson(message, decoded);
+      json = shaper.toJson(message, decoded);
     } catch (err) {
       // Bytes that decode can still hold values JSON has no form for: a time past year 275760
       // (RangeError), managed fields whose raw bytes are not JSON (SyntaxError). They are bad bytes too.
@@ -97,8 +111,8 @@ export class ProtobufCodec {
   }
 
   /** A LIST response; its items carry no `apiVersion` or `kind`, as in JSON. */
-  decodeList<T extends KubeObject>(bytes: Uint8Array): ObjectList<T> {
-    const list = this.decodeObject<KubeObject & { items?: T[] | null }>(bytes);
+  decodeList<T extends KubeObject>(bytes: Uint8Array, options: DecodeOptions = {}): ObjectList<T> {
+    const list = this.decodeObject<KubeObject & { items?: T[] | null }>(bytes, options);
     return { ...list, items: list.items ?? [] };
   }
 
@@ -111,7 +125,7 @@ export class ProtobufCodec {
    * One frame of a protobuf watch stream: a `WatchEvent` whose object is an
    * enveloped object. Resolves `{ type, object }` as a JSON watch line parses.
    */
-  decodeWatchEvent(frame: Uint8Array): { type: string; object: unknown } {
+  decodeWatchEvent(frame: Uint8Array, options: DecodeOptions = {}): { type: string; object: unknown } {
     const event = this.decodeMessage("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent", frame) as {
       type?: string;
       object?: { raw?: Uint8Array };
@@ -120,7 +134,7 @@ export class ProtobufCodec {
     if (!event.type || !raw || raw.length === 0) {
       throw new ProtobufDecodeError(`a watch frame without ${event.type ? "an object" : "a type"}`);
     }
-    return { type: event.type, object: this.decodeObject(raw) };
+    return { type: event.type, object: this.decodeObject(raw, options) };
   }
 
   private requireMessage(envelope: Envelope): string {

@@ -120,6 +120,8 @@ describe("the protobuf wire against a real kube-apiserver", function () {
     ["Leases", Leases],
     ["Events", Events],
   ];
+  const managedFieldsOf = (o: KubeObject) =>
+    (o.metadata as Record<string, unknown> | undefined)?.["managedFields"];
   const byName = (a: KubeObject, b: KubeObject) =>
     (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
 
@@ -145,6 +147,65 @@ describe("the protobuf wire against a real kube-apiserver", function () {
       );
     });
   }
+
+  it("stripManagedFields: both wires leave managedFields out, and nothing else, on LIST and watch", async () => {
+    const twoKinds: Array<[string, Resource]> = [
+      ["Pods", Pods],
+      ["ConfigMaps", ConfigMaps],
+    ];
+    for (const [label, resource] of twoKinds) {
+      const full = await new KubeListerWatcher(env.cp.kubeConfig, resource, { namespace: NS }).list({});
+      assert.ok(
+        full.items.some((o) => managedFieldsOf(o) !== undefined),
+        `${label}: managedFields to leave out`,
+      );
+      const at = {
+        resourceVersion: full.metadata?.resourceVersion ?? "",
+        resourceVersionMatch: "Exact" as const,
+      };
+      const expected = full.items
+        .map((o) => {
+          const metadata: Record<string, unknown> = { ...o.metadata };
+          delete metadata["managedFields"];
+          return { ...o, metadata };
+        })
+        .sort(byName);
+      for (const wire of ["json", "protobuf"] as const) {
+        const lw = new KubeListerWatcher(env.cp.kubeConfig, resource, {
+          namespace: NS,
+          wire,
+          protobufCodec: codec,
+          stripManagedFields: true,
+        });
+        const list = await lw.list(at);
+        assert.equal(lw.lastWire, wire);
+        assert.deepEqual([...list.items].sort(byName), expected, `${label} LIST over ${wire}`);
+        const watched: KubeObject[] = [];
+        const stop = new AbortController();
+        await lw
+          .watch(
+            { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan", allowWatchBookmarks: true },
+            (event) => {
+              if (event.type === "BOOKMARK") stop.abort();
+              else watched.push(event.object);
+            },
+            stop.signal,
+          )
+          .catch((err: unknown) => {
+            if (!stop.signal.aborted) throw err;
+          });
+        assert.ok(watched.length > 0 && watched.every((o) => managedFieldsOf(o) === undefined));
+        assert.deepEqual(
+          watched
+            .filter((o) => o.metadata?.namespace === NS)
+            .sort(byName)
+            .map((o) => o.metadata?.name),
+          expected.map((o) => o.metadata?.name),
+          `${label} watch-list over ${wire}`,
+        );
+      }
+    }
+  });
 
   it("Namespaces (cluster-scoped): a LIST over protobuf deep-equals the LIST over JSON", async () => {
     const a = await new KubeListerWatcher(env.cp.kubeConfig, Namespaces).list({});

@@ -69,6 +69,8 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
     const lw = new KubeListerWatcher(options.kubeConfig, options.resource, {
       ...(options.compression ? { compression: options.compression } : {}),
       ...(options.wire ? { wire: options.wire } : {}),
+      // The cache strips them below; the decoder need not shape them.
+      stripManagedFields: true,
     });
     this.informer = new SharedIndexInformer<T>({
       ...instrumentation,
