@@ -15,7 +15,7 @@
 // object count and highest resourceVersion as the others, or the run fails.
 //
 // Run: bash scripts/with-node.sh node bench/peers/cold-sync.js [--quick]
-//      (--quick: 10,000 ConfigMaps and the main contenders only; ROUNDS=5 for more rounds;
+//      (--quick: 10,000 ConfigMaps and the main contenders only; SIZES=10k-cm,50k-cm,100k-cm,10k-pods,50k-pods; ROUNDS=5 for more rounds;
 //       ONLY=name,name to pick contenders by name)
 import { ControlPlane, FaultProxy, kubeConfigVia } from "@tessera/testenv";
 import { apiserverPid, countsSince, cpuMsOf, requestCounts } from "../lib/apiserver.js";
@@ -27,6 +27,8 @@ import { writeFileSync } from "node:fs";
 const quick = process.argv.includes("--quick");
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const only = process.env.ONLY?.split(",");
+/** The results' name (bench/results/<RESULT>*.json); another name keeps a partial run from replacing a full one. */
+const RESULT = process.env.RESULT ?? "peers-cold-sync";
 /** Whether ONLY leaves any contender whose name starts with one of `prefixes` (so that its program is built). */
 const wanted = (...prefixes) => !only || only.some((n) => prefixes.some((p) => n.startsWith(p)));
 
@@ -120,10 +122,24 @@ try {
     { label: "10,000 Pods", resource: "pods", namespace: "pods-10k", load: [["pods-10k", 10_000]] },
     { label: "50,000 Pods", resource: "pods", namespace: "*", load: [["pods-40k", 40_000]] },
   ];
-  const sizes = allSizes.filter((s) => !quick || s.label === "10,000 ConfigMaps");
+  // SIZES=10k-cm,50k-cm,100k-cm,10k-pods,50k-pods picks some (each loads what it adds to the ones before).
+  const picked = process.env.SIZES?.split(",");
+  const sizeKey = (s) => `${s.label.split(",")[0]}k-${s.resource === "pods" ? "pods" : "cm"}`;
+  const sizes = allSizes.filter((s) =>
+    quick ? s.label === "10,000 ConfigMaps" : !picked || picked.includes(sizeKey(s)),
+  );
   const rows = [];
+  /** @type {Set<Size>} */
+  const loaded = new Set();
   for (const size of sizes) {
     const t0 = performance.now();
+    const before = allSizes.slice(0, allSizes.indexOf(size)).filter((s) => s.resource === size.resource);
+    // A size left out still loads its objects when a larger one of the same kind is picked.
+    for (const skipped of before.filter((s) => !sizes.includes(s) && !loaded.has(s))) {
+      for (const [namespace, count] of skipped.load)
+        await (skipped.resource === "pods" ? populatePods : populate)(cp, namespace, count);
+      loaded.add(skipped);
+    }
     for (const [namespace, count] of size.load)
       await (size.resource === "pods" ? populatePods : populate)(cp, namespace, count);
     console.log(`\n== ${size.label}: loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -260,25 +276,26 @@ function report(rows, sizes) {
       note: `median of ${ROUNDS} rounds, whiskers min to max; managedFields stripped where the contender can`,
       rows,
     });
+  chart(RESULT, "Cold sync beside every peer: start to synced", "s", (r) => r.ms, 1 / 1000);
+  chart(`${RESULT}-rss`, "Cold sync beside every peer: peak RSS", "MiB", (r) => r.peakRssMiB);
   chart(
-    "peers-cold-sync",
-    "Cold sync of ConfigMaps beside every peer: start to synced",
-    "s",
-    (r) => r.ms,
-    1 / 1000,
-  );
-  chart("peers-cold-sync-rss", "Cold sync beside every peer: peak RSS", "MiB", (r) => r.peakRssMiB);
-  chart(
-    "peers-cold-sync-apiserver-cpu",
+    `${RESULT}-apiserver-cpu`,
     "Cold sync beside every peer: the apiserver's CPU",
     "ms",
     (r) => r.apiserverCpuMs,
   );
-  chart("peers-cold-sync-client-cpu", "Cold sync beside every peer: the client's CPU", "ms", (r) => r.cpuMs);
+  chart(`${RESULT}-client-cpu`, "Cold sync beside every peer: the client's CPU", "ms", (r) => r.cpuMs);
   chart(
-    "peers-cold-sync-per-object",
+    `${RESULT}-per-object`,
     "Cold sync beside every peer: RSS grown per cached object",
     "B",
     (r) => r.bytesPerObject,
   );
+  if (rows.some((r) => r.heapBytesPerObject))
+    chart(
+      `${RESULT}-heap-per-object`,
+      "Cold sync beside every peer: live heap per cached object (Node and Go)",
+      "B",
+      (r) => r.heapBytesPerObject,
+    );
 }
