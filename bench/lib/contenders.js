@@ -110,8 +110,15 @@ export function startInformer(contender, env, onEvent) {
       else reject(new Error(`${contender.name} exited with ${code} before its synced line:\n${stderr}`));
     });
   });
+  /** @type {number | null | undefined} */
+  let exitCode;
+  void exited.then((code) => (exitCode = code));
   return {
     pid: child.pid,
+    /** undefined while it runs. */
+    get exitCode() {
+      return exitCode;
+    },
     synced,
     exited,
     stderr: () => stderr,

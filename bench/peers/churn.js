@@ -55,6 +55,8 @@ await cp.start();
 const writer = new ChurnWriter(cp, NAMESPACE, OBJECTS);
 
 const rows = [];
+/** @type {Record<string, string[]>} rate + contender -> why each failed round failed */
+const failures = {};
 try {
   await populate(cp, NAMESPACE, OBJECTS);
   const kubeconfig = cp.writeKubeconfig();
@@ -80,6 +82,15 @@ try {
         const deadline = now() + 10e6;
         while (now() < deadline && [...written.keys()].some((rv) => !seen.has(rv)))
           await new Promise((res) => setTimeout(res, 50));
+        if (run.exitCode !== undefined) {
+          // A contender that dies under the load is a result too: the round counts as failed, with why.
+          const why = run.stderr().trim().split("\n").slice(-3).join(" / ");
+          console.log(
+            `${rate}/s round ${r + 1} ${c.name}: exited (${run.exitCode}) during the churn: ${why}`,
+          );
+          (failures[`${rate} ${c.name}`] ??= []).push(why);
+          continue;
+        }
         const cpu = cpuMsOf(run.pid) - cpu0;
         await run.stop();
         const lags = [];
@@ -110,6 +121,10 @@ try {
     }
     for (const c of contenders) {
       const all = runs[c.name];
+      if (all.length === 0) {
+        rows.push({ rate, name: c.name, failed: failures[`${rate} ${c.name}`] });
+        continue;
+      }
       const pick = (f) => summarize(all.map(f));
       rows.push({
         rate,
@@ -135,12 +150,15 @@ console.log(
 console.log("|---|---|---|---|---|---|---|---|---|---|");
 for (const rate of RATES) {
   const here = rows.filter((r) => r.rate === rate);
-  const peers = here.filter((r) => r.name !== "limit" && !r.name.startsWith("Tessera"));
+  const peers = here.filter((r) => r.lagP99 && r.name !== "limit" && !r.name.startsWith("Tessera"));
   const best = peers.sort((a, b) => a.lagP99.median - b.lagP99.median)[0];
   for (const r of here)
-    console.log(
-      `| ${rate} | ${r.name} | ${r.writesPerSec.median} | ${r.handledPerSec.median} | ${r.missed.median} | ${r.lagP50.median} ms | ${r.lagP99.median} ms (${r.lagP99.min}-${r.lagP99.max}) | ${best ? (r.lagP99.median / best.lagP99.median).toFixed(2) : "n/a"} | ${r.cpuPercent.median} | ${r.cpuMsPer1000.median} ms |`,
-    );
+    if (!r.lagP99)
+      console.log(`| ${rate} | ${r.name} | every round failed: ${r.failed?.[0] ?? "?"} | | | | | | | |`);
+    else
+      console.log(
+        `| ${rate} | ${r.name} | ${r.writesPerSec.median} | ${r.handledPerSec.median} | ${r.missed.median} | ${r.lagP50.median} ms | ${r.lagP99.median} ms (${r.lagP99.min}-${r.lagP99.max}) | ${best ? (r.lagP99.median / best.lagP99.median).toFixed(2) : "n/a"} | ${r.cpuPercent.median} | ${r.cpuMsPer1000.median} ms |`,
+      );
 }
 const chart = (name, title, unit, metric, lowerIsBetter) =>
   writeResult({
@@ -150,7 +168,7 @@ const chart = (name, title, unit, metric, lowerIsBetter) =>
     lowerIsBetter,
     groups: RATES.map((rate) => ({
       label: `${rate.toLocaleString("en-US")} writes/s offered`,
-      bars: rows.filter((r) => r.rate === rate).map((r) => ({ label: r.name, ...metric(r) })),
+      bars: rows.filter((r) => r.rate === rate && r.lagP99).map((r) => ({ label: r.name, ...metric(r) })),
     })),
     note: `${DURATION} s per round, median of ${ROUNDS} rounds, whiskers min to max`,
     rows,

@@ -8,7 +8,8 @@
 // counts the bytes sent to it.
 //
 // Per setting: OBJECTS ConfigMaps (default 10,000) are in place; the replicas
-// start, the ring settles and every object is reconciled (phase "sync"); then
+// start, every object is reconciled and the ring's assignment is settled
+// over the members (phase "sync": initial lists and handovers); then
 // a writer patches them at RATE writes/s (default 200) for CHURN seconds
 // (default 20) (phase "churn"). Reported: bytes received per member and in
 // all (the apiserver's egress) in each phase, CPU per member, and the churn
@@ -21,6 +22,8 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { ConfigMapAssignmentStore } from "@tessera/sharding";
+import { isSettled } from "@tessera/sharding/ranges";
 import { ControlPlane, FaultProxy, kubeConfigVia } from "@tessera/testenv";
 import { cpuMsOf } from "../lib/apiserver.js";
 import { summarize, writeResult } from "../lib/results.js";
@@ -77,6 +80,35 @@ async function until(what, done, limitMs = 180_000) {
   }
 }
 
+/**
+ * Until the ring's published assignment is settled (no slot releasing, every slot owned) over
+ * exactly these members, then 2 s more for them to apply it: the churn phase measures the
+ * steady state, not handovers. The runtime names the ring <config name>-<controller> in the
+ * pod's namespace ("bench-configmap" in "default" here).
+ */
+async function settled(cp, identities) {
+  const store = new ConfigMapAssignmentStore({
+    kubeConfig: cp.kubeConfig,
+    namespace: "default",
+    ring: "bench-configmap",
+  });
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const read = await store.read();
+    const owners = new Set(read?.assignment.owners);
+    if (
+      read &&
+      isSettled(read.assignment) &&
+      owners.size === identities.length &&
+      identities.every((id) => owners.has(id))
+    )
+      break;
+    if (Date.now() > deadline) throw new Error(`the ring did not settle over ${identities.join(", ")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+}
+
 /** One setting, one round: the bytes and CPU of each member in each phase. */
 async function measure(cp, writer, members, round) {
   const mode = members === 0 ? "every-replica" : "sharded";
@@ -89,6 +121,11 @@ async function measure(cp, writer, members, round) {
     for (const r of replicas) for (const n of r.first) union.add(n);
     return replicas.every((r) => r.ready) && union.size >= OBJECTS;
   });
+  if (members > 0)
+    await settled(
+      cp,
+      replicas.map((r) => r.identity),
+    );
   const sync = replicas.map((r) => r.proxy.stats.bytesDown);
   const cpu1 = replicas.map((r) => cpuMsOf(r.child.pid));
   const { failed } = await writer.churn(RATE, CHURN);

@@ -114,6 +114,8 @@ const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q 
 /** @type {Map<string, any[]>} contender + scenario -> one result per round */
 const results = new Map();
 const unsupported = new Set();
+/** @type {Map<string, string[]>} contender + scenario -> why its failed rounds failed */
+const failures = new Map();
 let run = 0;
 for (let round = 0; round < ROUNDS; round++) {
   // Each round starts one contender later, so that none always runs first.
@@ -128,6 +130,10 @@ for (let round = 0; round < ROUNDS; round++) {
         continue;
       }
       console.log(`round ${round + 1} ${contender}, ${scenario.label}: ${JSON.stringify(result)}`);
+      if ("failed" in result) {
+        failures.set(key, [...(failures.get(key) ?? []), result.failed]);
+        continue;
+      }
       results.set(key, [...(results.get(key) ?? []), result]);
     }
   }
@@ -173,7 +179,18 @@ async function measure(contender, command, scenario) {
   );
   const writesDone = now();
   const seen = () => replicas.reduce((n, r) => n + r.first.size, 0);
-  await until(`${contender} ${scenario.label}: all ${OBJECTS} reconciled`, () => seen() >= OBJECTS, 600_000);
+  try {
+    await until(
+      `${contender} ${scenario.label}: all ${OBJECTS} reconciled`,
+      () => seen() >= OBJECTS,
+      600_000,
+    );
+  } catch (err) {
+    // A round that never finishes is a result too (it was seen: every sharded member fenced under load).
+    for (const r of replicas) r.child.kill("SIGTERM");
+    await Promise.all(replicas.map((r) => r.exited));
+    return { failed: `${String(err.message)}: ${seen()} of ${OBJECTS} reconciled` };
+  }
   const lags = [];
   let last = 0;
   for (const r of replicas)
@@ -197,6 +214,7 @@ for (const [contender] of contenders)
   for (const scenario of scenarios) {
     const key = `${contender}\u0000${scenario.label}`;
     if (unsupported.has(key)) rows.push({ contender, scenario: scenario.label, unsupported: true });
+    else if (!results.has(key)) rows.push({ contender, scenario: scenario.label, failed: failures.get(key) });
     else {
       const all = results.get(key);
       const pick = (f) => summarize(all.map(f));
@@ -222,11 +240,20 @@ console.log(
 );
 console.log("|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
-  if (r.unsupported) {
-    console.log(`| ${r.contender} | ${r.scenario} | not supported | | | | | |`);
+  if (r.unsupported || r.failed) {
+    console.log(
+      `| ${r.contender} | ${r.scenario} | ${r.unsupported ? "not supported" : `every round failed: ${r.failed?.[0]}`} | | | | | |`,
+    );
     continue;
   }
-  const peers = rows.filter((x) => x.scenario === r.scenario && !x.unsupported && x.contender !== "tessera");
+  const failedRounds = failures.get(`${r.contender}\u0000${r.scenario}`)?.length ?? 0;
+  if (failedRounds)
+    console.log(
+      `(${r.contender}, ${r.scenario}: ${failedRounds} round(s) failed: ${failures.get(`${r.contender}\u0000${r.scenario}`)?.[0]})`,
+    );
+  const peers = rows.filter(
+    (x) => x.scenario === r.scenario && !x.unsupported && !x.failed && x.contender !== "tessera",
+  );
   const best = peers.sort((a, b) => b.reconcilesPerSec.median - a.reconcilesPerSec.median)[0];
   console.log(
     `| ${r.contender} | ${r.scenario} | ${r.writesPerSec.median} | ${r.reconcilesPerSec.median} (${r.reconcilesPerSec.min}-${r.reconcilesPerSec.max}) | ${best ? (r.reconcilesPerSec.median / best.reconcilesPerSec.median).toFixed(2) : "n/a"} | ${r.lagP50.median} ms | ${r.lagP99.median} ms (${r.lagP99.min}-${r.lagP99.max}) | ${r.lagMax.median} ms |`,
@@ -234,7 +261,7 @@ for (const r of rows) {
 }
 
 const scenarioLabels = [...new Set(rows.map((r) => r.scenario))];
-const supported = (r) => !r.unsupported;
+const supported = (r) => !r.unsupported && !r.failed;
 const bar = (label, s) => ({ label, median: s.median, min: s.min, max: s.max, runs: s.runs });
 writeResult({
   name: "runtime-throughput",

@@ -224,6 +224,12 @@ async function limit() {
         }
       });
       body.on("error", () => {});
+      // Following events, a watch the server ends is the end of this contender: say so, not exit quietly.
+      body.on("end", () => {
+        if (!events) return;
+        process.stderr.write(`the watch ended (HTTP ${res.statusCode}) after ${count} initial objects\n`);
+        process.exit(1);
+      });
     });
     let resolved = false;
     req.on("error", (/** @type {NodeJS.ErrnoException} */ err) =>
