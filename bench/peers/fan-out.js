@@ -58,6 +58,7 @@ async function startReplica(cp, mode, identity) {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const replica = {
+    identity,
     proxy,
     child,
     ready: false,
