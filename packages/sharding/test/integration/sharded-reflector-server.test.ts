@@ -131,124 +131,131 @@ for (const gate of [true, false]) {
     this.timeout(180_000);
     const env = useControlPlane({ featureGates: { ShardedListAndWatch: gate } });
 
-    it("follows a gain, a shrink and a loss: the store equals the client-side-filtered LIST each time, kept ranges are never relisted", async () => {
-      const ns = "sharded-member";
-      await send(env.cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
-      const path = `/api/v1/namespaces/${ns}/configmaps`;
-      await pool(300, 16, (i) =>
-        send(env.cp, "POST", path, { metadata: { name: `cm-${i}` }, data: { i: String(i) } }).then(
-          () => undefined,
-        ),
-      );
-      let seq = 0;
-      /** Creates, changes and deletes some objects, all over the space. */
-      const churn = async () => {
-        const round = ++seq;
-        await pool(30, 8, async (i) => {
-          const n = (round * 37 + i * 11) % 300;
-          if (i % 3 === 0) await send(env.cp, "POST", path, { metadata: { name: `new-${round}-${i}` } });
-          else if (i % 3 === 1)
-            await send(
-              env.cp,
-              "PATCH",
-              `${path}/cm-${n}`,
-              { data: { round: String(round) } },
-              "application/merge-patch+json",
-            );
-          else await env.cp.raw(`${path}/cm-${n}`, { method: "DELETE" }); // may be gone already
+    // Over both wires: the shard selector, the server's filtering and the client-side hash must agree
+    // whichever encoding the objects arrive in.
+    for (const wire of ["json", "protobuf"] as const)
+      it(`follows a gain, a shrink and a loss over ${wire}: the store equals the client-side-filtered LIST each time, kept ranges are never relisted`, async () => {
+        const ns = `sharded-member-${wire}`;
+        await send(env.cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
+        const path = `/api/v1/namespaces/${ns}/configmaps`;
+        await pool(300, 16, (i) =>
+          send(env.cp, "POST", path, { metadata: { name: `cm-${i}` }, data: { i: String(i) } }).then(
+            () => undefined,
+          ),
+        );
+        let seq = 0;
+        /** Creates, changes and deletes some objects, all over the space. */
+        const churn = async () => {
+          const round = ++seq;
+          await pool(30, 8, async (i) => {
+            const n = (round * 37 + i * 11) % 300;
+            if (i % 3 === 0) await send(env.cp, "POST", path, { metadata: { name: `new-${round}-${i}` } });
+            else if (i % 3 === 1)
+              await send(
+                env.cp,
+                "PATCH",
+                `${path}/cm-${n}`,
+                { data: { round: String(round) } },
+                "application/merge-patch+json",
+              );
+            else await env.cp.raw(`${path}/cm-${n}`, { method: "DELETE" }); // may be gone already
+          });
+        };
+
+        const space = new SlotSpace(16);
+        const slots = (...runs: [number, number][]) =>
+          runs.flatMap(([a, b]) => Array.from({ length: b - a }, (_, i) => a + i));
+        const lw = new RecordingListerWatcher<V1ConfigMap>(
+          new KubeListerWatcher(env.cp.kubeConfig, configMaps, { namespace: ns, wire }),
+        );
+        const store = new CountingStore();
+        const sharded = new ShardedReflector<V1ConfigMap>({
+          listerWatcher: lw,
+          store,
+          ring: "it",
+          member: "m-0",
+          reflector: { consistencyCheck: true },
         });
-      };
+        const stop = new AbortController();
+        let current: number[] = [];
+        const expectFiltered = async (what: string) => {
+          const selector = current.length > 0 ? space.selectorFor(UID, current) : undefined;
+          let want: string[] = [];
+          await eventually(
+            `${what}: the store equals the filtered LIST`,
+            async () => {
+              want = await filteredList(env.cp, ns, selector);
+              return JSON.stringify(view(store.contents.list())) === JSON.stringify(want);
+            },
+            30_000,
+          );
+          assert.ok(want.length > 0 || current.length === 0);
+        };
+        const assign = async (next: number[]) => {
+          current = next;
+          await sharded.setSlots(next, space);
+        };
 
-      const space = new SlotSpace(16);
-      const slots = (...runs: [number, number][]) =>
-        runs.flatMap(([a, b]) => Array.from({ length: b - a }, (_, i) => a + i));
-      const lw = new RecordingListerWatcher<V1ConfigMap>(
-        new KubeListerWatcher(env.cp.kubeConfig, configMaps, { namespace: ns }),
-      );
-      const store = new CountingStore();
-      const sharded = new ShardedReflector<V1ConfigMap>({
-        listerWatcher: lw,
-        store,
-        ring: "it",
-        member: "m-0",
-        reflector: { consistencyCheck: true },
+        await assign(slots([0, 8]));
+        const done = sharded.run(stop.signal);
+        try {
+          assert.equal(await sharded.waitForSync(), true);
+          await expectFiltered("first half");
+          await churn();
+          await expectFiltered("first half, after writes");
+          await eventually("the probe answered", () => sharded.serverFiltering !== undefined);
+          assert.equal(sharded.serverFiltering, gate, "the probe tells whether the server filters");
+
+          // gain slots 12..13: one sync, of that range only
+          let mark = lw.sent.length;
+          await assign(slots([0, 8], [12, 14]));
+          assert.equal(await sharded.waitForSync(), true);
+          await churn();
+          await expectFiltered("after the gain");
+          const gained = space.selectorFor(UID, slots([12, 14])).toString();
+          let since = lw.sent.slice(mark);
+          assert.ok(
+            since.every((r) => r.options.shardSelector === gained),
+            `after the gain: ${since.map((r) => r.options.shardSelector).join(" ; ")}`,
+          );
+          assert.equal(
+            since.filter(isSync).length,
+            1,
+            "the gained range synced once; the kept one not at all",
+          );
+
+          // shrink: the tail 4..7 of the first run goes away; 0..3 resumes from its resourceVersion
+          const rvBefore = sharded.rangeStates().find((s) => s.range.start === 0n)!.resourceVersion;
+          mark = lw.sent.length;
+          await assign(slots([0, 4], [12, 14]));
+          await churn();
+          await expectFiltered("after the shrink");
+          since = lw.sent.slice(mark);
+          assert.deepEqual(
+            since.map((r) => [r.verb, r.options.shardSelector, r.options.sendInitialEvents ?? false]),
+            [["watch", space.selectorFor(UID, slots([0, 4])).toString(), false]],
+            "the kept piece resumed with one plain WATCH, no LIST",
+          );
+          assert.equal(since[0]!.options.resourceVersion, rvBefore);
+          const modes = sharded.rangeStates().map((s) => s.mode);
+          assert.equal(modes[0], "resumed");
+          assert.ok(modes[1] === "watch-list" || modes[1] === "list", `the gained range: ${modes[1]}`);
+
+          // lose slots 12..13 entirely: stopped and evicted, nothing asked
+          mark = lw.sent.length;
+          await assign(slots([0, 4]));
+          await expectFiltered("after the loss");
+          await churn();
+          await expectFiltered("after the loss, after writes");
+          assert.deepEqual(lw.sent.slice(mark), [], "a loss sends nothing");
+          assert.equal(sharded.rangeCount, 1);
+          assert.equal(sharded.objectCount, store.contents.size);
+          assert.equal(store.replaces, 0, "the shared store is never replaced");
+        } finally {
+          stop.abort();
+          await done;
+        }
       });
-      const stop = new AbortController();
-      let current: number[] = [];
-      const expectFiltered = async (what: string) => {
-        const selector = current.length > 0 ? space.selectorFor(UID, current) : undefined;
-        let want: string[] = [];
-        await eventually(
-          `${what}: the store equals the filtered LIST`,
-          async () => {
-            want = await filteredList(env.cp, ns, selector);
-            return JSON.stringify(view(store.contents.list())) === JSON.stringify(want);
-          },
-          30_000,
-        );
-        assert.ok(want.length > 0 || current.length === 0);
-      };
-      const assign = async (next: number[]) => {
-        current = next;
-        await sharded.setSlots(next, space);
-      };
-
-      await assign(slots([0, 8]));
-      const done = sharded.run(stop.signal);
-      try {
-        assert.equal(await sharded.waitForSync(), true);
-        await expectFiltered("first half");
-        await churn();
-        await expectFiltered("first half, after writes");
-        await eventually("the probe answered", () => sharded.serverFiltering !== undefined);
-        assert.equal(sharded.serverFiltering, gate, "the probe tells whether the server filters");
-
-        // gain slots 12..13: one sync, of that range only
-        let mark = lw.sent.length;
-        await assign(slots([0, 8], [12, 14]));
-        assert.equal(await sharded.waitForSync(), true);
-        await churn();
-        await expectFiltered("after the gain");
-        const gained = space.selectorFor(UID, slots([12, 14])).toString();
-        let since = lw.sent.slice(mark);
-        assert.ok(
-          since.every((r) => r.options.shardSelector === gained),
-          `after the gain: ${since.map((r) => r.options.shardSelector).join(" ; ")}`,
-        );
-        assert.equal(since.filter(isSync).length, 1, "the gained range synced once; the kept one not at all");
-
-        // shrink: the tail 4..7 of the first run goes away; 0..3 resumes from its resourceVersion
-        const rvBefore = sharded.rangeStates().find((s) => s.range.start === 0n)!.resourceVersion;
-        mark = lw.sent.length;
-        await assign(slots([0, 4], [12, 14]));
-        await churn();
-        await expectFiltered("after the shrink");
-        since = lw.sent.slice(mark);
-        assert.deepEqual(
-          since.map((r) => [r.verb, r.options.shardSelector, r.options.sendInitialEvents ?? false]),
-          [["watch", space.selectorFor(UID, slots([0, 4])).toString(), false]],
-          "the kept piece resumed with one plain WATCH, no LIST",
-        );
-        assert.equal(since[0]!.options.resourceVersion, rvBefore);
-        const modes = sharded.rangeStates().map((s) => s.mode);
-        assert.equal(modes[0], "resumed");
-        assert.ok(modes[1] === "watch-list" || modes[1] === "list", `the gained range: ${modes[1]}`);
-
-        // lose slots 12..13 entirely: stopped and evicted, nothing asked
-        mark = lw.sent.length;
-        await assign(slots([0, 4]));
-        await expectFiltered("after the loss");
-        await churn();
-        await expectFiltered("after the loss, after writes");
-        assert.deepEqual(lw.sent.slice(mark), [], "a loss sends nothing");
-        assert.equal(sharded.rangeCount, 1);
-        assert.equal(sharded.objectCount, store.contents.size);
-        assert.equal(store.replaces, 0, "the shared store is never replaced");
-      } finally {
-        stop.abort();
-        await done;
-      }
-    });
 
     it(`sends each of 4 members ${gate ? "about a quarter" : "all"} of the watch bytes, and every store stays exact`, async () => {
       const ns = "sharded-bytes";
