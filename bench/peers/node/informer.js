@@ -68,6 +68,9 @@ async function tessera() {
         ...(shardSelector ? { shardSelector } : {}),
         wire,
         compression,
+        ...(codec ? { protobufCodec: codec } : {}),
+        // As the runtime's informers do when they strip managedFields: the decoder leaves them out.
+        stripManagedFields: strip,
       },
     ),
     ...(strip ? { transform: stripManagedFields } : {}),
