@@ -5,14 +5,14 @@
 // For each format, ROUNDS times (default 5, the formats alternating): one
 // LIST of the whole collection and one watch-list stream to its end bookmark,
 // received in this process, then decoded (JSON.parse per line or whole body;
-// cbor-x, the fastest well-kept CBOR decoder on npm, for application/cbor and
+// cborg, a well-kept pure-JavaScript CBOR decoder, for application/cbor and
 // application/cbor-seq). Reported: bytes, time to receive, time to decode,
 // the apiserver's CPU for serving it, and whether the decoded objects are
 // deep-equal to the JSON ones.
 // Run: bash scripts/with-node.sh node bench/reflector/cbor.js   (after npm run build)
 import { deepStrictEqual } from "node:assert";
 import { request } from "node:https";
-import { Decoder } from "cbor-x";
+import { decode as cborDecode, decodeFirst } from "cborg";
 import { ControlPlane } from "@tessera/testenv";
 import { apiserverPid, cpuMsOf, pool, post } from "../lib/apiserver.js";
 import { summarize, writeResult } from "../lib/results.js";
@@ -138,7 +138,11 @@ function get(cp, path, accept) {
 // The apiserver's CBOR writes Go strings, map keys included, as CBOR byte strings (KEP-4222), which a
 // generic decoder hands back as bytes: maps are read as Maps and every byte string turned into text,
 // the pass any client would need to get the objects the JSON path gives.
-const cbor = new Decoder({ mapsAsObjects: false, useRecords: false });
+// Maps as Maps (their keys are byte strings); tag 55799 ("self-described CBOR", which the apiserver
+// puts first) is its content.
+/** @type {{ [tag: number]: import("cborg").TagDecoder }} */
+const tags = { 55799: (decodeContent) => decodeContent() };
+const options = { useMaps: true, tags };
 /** @returns {any} */
 function toJsonShape(/** @type {any} */ v) {
   if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("utf8");
@@ -151,12 +155,16 @@ function toJsonShape(/** @type {any} */ v) {
   if (Array.isArray(v)) return v.map(toJsonShape);
   return v;
 }
-const decode = (/** @type {Buffer} */ b) => toJsonShape(cbor.decode(b));
-/** Each item of a CBOR sequence, until the bytes run out or a partial item is left. */
+const decode = (/** @type {Buffer} */ b) => toJsonShape(cborDecode(b, options));
+/** Each item of a CBOR sequence, until the bytes run out (a partial last item throws). */
 function decodeMultiple(/** @type {Buffer} */ b, /** @type {(v: any) => void} */ each) {
-  cbor.decodeMultiple(b, (v) => {
-    each(toJsonShape(v));
-  });
+  /** @type {Uint8Array} */
+  let rest = b;
+  while (rest.length > 0) {
+    const [value, remainder] = decodeFirst(rest, options);
+    each(toJsonShape(value));
+    rest = remainder;
+  }
 }
 
 const watchList =
