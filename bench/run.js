@@ -2,9 +2,10 @@
 // ratios and writes its result as JSON and an SVG plot to bench/results/;
 // at the end bench/plot.js publishes them to docs/plots/. See
 // docs/benchmarks.md for the published figures and what each measures. Pick some with: npm run bench -- reflector workqueue
-// `npm run bench -- --quick` runs a subset in under ten minutes: the peers'
-// cold sync (10,000 objects), churn (1,000 writes/s for 10 s) and fan-out
-// (1 and 4 members), each with its main contenders.
+// `npm run bench -- --quick` runs a short subset, meant to take under ten
+// minutes (not yet timed): the peers' cold sync (10,000 objects), churn
+// (1,000 writes/s for 10 s) and fan-out (1 and 4 members), each with its
+// main contenders.
 // Needs a build first (npm run build) and the control-plane binaries
 // (npm run controlplane), which this script resolves itself.
 import { spawnSync } from "node:child_process";

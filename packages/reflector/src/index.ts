@@ -17,7 +17,7 @@ export {
   PROTOBUF_MAGIC,
   PROTOBUF_MEDIA_TYPE,
 } from "./proto/protobuf-codec.js";
-export type { Envelope } from "./proto/protobuf-codec.js";
+export type { DecodeOptions, Envelope } from "./proto/protobuf-codec.js";
 export { LengthDelimitedFrames } from "./proto/length-delimited-frames.js";
 export { JsonShaper, formatGoDuration } from "./proto/json-shape.js";
 export type { MessageShapes, FieldShape, TypeShape, Decoded } from "./proto/json-shape.js";
