@@ -109,6 +109,7 @@ export type { BindAddress } from "./server/bind-address.js";
 export { PrometheusMetrics } from "./server/prometheus-metrics.js";
 export type { ManagerOptions } from "./manager/manager-options.js";
 export { LeaderElectionLostError } from "./manager/leader-election-lost-error.js";
+export { RingMemberFencedError } from "./manager/ring-member-fenced-error.js";
 export { runMain, EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";
 export { TerminalError } from "@tessera/workqueue";

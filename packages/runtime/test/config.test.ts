@@ -25,7 +25,8 @@ describe("loadConfig", () => {
     assert.equal(config.metricsBindAddress, ":8080");
     assert.equal(config.compression, "none");
     assert.equal(config.wire, "protobuf");
-    assert.match(config.identity, /_[0-9a-f]{8}$/);
+    // The host name, made a valid object name, and a random suffix: it names Leases.
+    assert.match(config.identity, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?-[0-9a-f]{8}$/);
   });
 
   it("layers code, then the file, then TESSERA_* variables; the environment wins", () => {
@@ -135,6 +136,22 @@ describe("loadConfig", () => {
           (v) => v.path === "/leaderElection/retryPeriodMs" && /at most 8333/.test(v.expected),
         ),
     );
+  });
+
+  it("refuses an identity that cannot name a Lease, saying where it came from", () => {
+    for (const [input, source] of [
+      [{ env: { POD_NAME: "Op_0" } }, "POD_NAME"],
+      [{ env: {}, config: { identity: "replica_1" } }, "code"],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ ...input, namespaceFile: noNamespaceFile }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.violations.some(
+            (v) => v.path === "/identity" && v.source === source && /RFC 1123/.test(v.expected),
+          ),
+      );
+    }
   });
 
   it("says what is wrong with a file that cannot be read or parsed", () => {

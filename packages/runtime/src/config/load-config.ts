@@ -105,6 +105,16 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
   if (violations.length > 0) throw new ConfigError(dedupe(violations));
 
   const config = withDefaults(merged, env, options.namespaceFile);
+  if (!OBJECT_NAME.test(config.identity)) {
+    // Checked here, not by the schema: POD_NAME is read after it.
+    violations.push({
+      path: "/identity",
+      expected:
+        "a lowercase RFC 1123 name (a-z, 0-9, '-' and '.', starting and ending with a letter or digit): it names this replica's Leases",
+      found: JSON.stringify(config.identity),
+      source: origins.get("/identity") ?? (env["POD_NAME"] !== undefined ? "POD_NAME" : "the default"),
+    });
+  }
   const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = config.leaderElection;
   if (renewDeadlineMs >= leaseDurationMs) {
     violations.push({
@@ -137,7 +147,9 @@ function withDefaults(
     name,
     namespace: input.namespace ?? env["POD_NAMESPACE"] ?? readNamespaceFile(namespaceFile) ?? "default",
     // A pod's name is unique in its namespace; elsewhere two processes on one host must not share an identity.
-    identity: input.identity ?? env["POD_NAME"] ?? `${hostname()}_${randomBytes(4).toString("hex")}`,
+    // It names Leases, so the host name is made a valid object name (no "_", no capitals).
+    identity:
+      input.identity ?? env["POD_NAME"] ?? `${objectNamePart(hostname())}-${randomBytes(4).toString("hex")}`,
     fieldManager: input.fieldManager ?? name,
     mode: input.mode ?? "leader",
     ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
@@ -160,6 +172,19 @@ function withDefaults(
     cache: { syncTimeoutMs: input.cache?.syncTimeoutMs ?? 120_000 },
     controllers: { ...((input.controllers ?? {}) as ManagerConfig["controllers"]) },
   };
+}
+
+/** What Kubernetes accepts as an object name (a DNS subdomain), as far as the identity goes into one. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** `text` as part of an object name: lowercase, anything else than a-z, 0-9, '-' and '.' made '-'. */
+function objectNamePart(text: string): string {
+  const part = text
+    .toLowerCase()
+    .replace(/[^-a-z0-9.]/g, "-")
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "")
+    .slice(0, 63);
+  return part === "" ? "replica" : part;
 }
 
 function readNamespaceFile(file: string): string | undefined {

@@ -20,6 +20,7 @@ import { EndpointServer } from "../server/endpoint-server.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
+import { RingMemberFencedError } from "./ring-member-fenced-error.js";
 import { bindDefaults } from "./default-bindings.js";
 import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
 import type { ManagerOptions } from "./manager-options.js";
@@ -236,7 +237,9 @@ export class Manager implements Runnable, Syncable {
    * Runs until `signal` aborts, then shuts down gracefully and resolves.
    * Rejects when start-up fails (a kind the server does not serve, caches
    * that do not sync in time), when a runnable fails, or when leadership is
-   * lost ({@link LeaderElectionLostError}); everything started is stopped first.
+   * lost ({@link LeaderElectionLostError}) or a sharded controller's ring
+   * member fences itself ({@link RingMemberFencedError}); everything started
+   * is stopped first.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.assertNew("run");
@@ -292,7 +295,15 @@ export class Manager implements Runnable, Syncable {
     const factory = this.get(Tokens.InformerFactory);
     watch("informers", factory.run(signal));
     for (const { ring, controller } of built) {
-      if (ring) watch(`ring ${controller.name}`, ring.run(signal));
+      if (!ring) continue;
+      watch(`ring ${controller.name}`, ring.run(signal));
+      ring.fenced.addEventListener(
+        "abort",
+        () => {
+          if (!signal.aborted) fail(new RingMemberFencedError(ring.member.identity, ring.fenced.reason));
+        },
+        { once: true },
+      );
     }
     for (const { controller } of built) controller.watch();
     this.health.addHealthCheck("watches", () => {
@@ -339,8 +350,11 @@ export class Manager implements Runnable, Syncable {
     logger.info("manager: caches synced", { controllers: built.map((b) => b.controller.name) });
 
     const leaderControllers = built.filter((b) => b.mode === "leader");
-    for (const { controller } of built.filter((b) => b.mode !== "leader")) {
-      watch(`controller ${controller.name}`, controller.work(signal));
+    for (const { controller, ring } of built.filter((b) => b.mode !== "leader")) {
+      watch(
+        `controller ${controller.name}`,
+        controller.work(signal, ring ? { abortInFlight: ring.fenced } : {}),
+      );
     }
     const leaderRunnables = this.runnables().filter((r) => r.needsLeader);
     for (const { runnable, name } of this.runnables().filter((r) => !r.needsLeader)) {
