@@ -10,7 +10,7 @@ import {
 import { LeaderElector, LeaseLock, type LeaderElectionDurations } from "@tessera/leader-election";
 import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
-import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
+import { KubernetesLeaseClient, LeaseError, type LeaseClient } from "./lease-client.js";
 import { MemberTracker } from "./member-tracker.js";
 import { ringParticipants } from "./ring-participants.js";
 import { CoordinatorMetrics } from "./sharding-metrics.js";
@@ -142,7 +142,10 @@ export class RingCoordinator implements Runnable {
           });
         }
       }
-      await sleep(this.clock, this.elector.durations.retryPeriodMs, signal);
+      // Half a lease duration, not every retry period: every replica follows, so this listing is
+      // paid once per member. A renewal seen late only makes a member look fresher: safe, and
+      // the leader lists afresh each step anyway.
+      await sleep(this.clock, this.elector.durations.leaseDurationMs / 2, signal);
     }
   }
 
@@ -164,7 +167,9 @@ export class RingCoordinator implements Runnable {
 
   /** One round: observe members, advance the assignment as far as it goes, publish each epoch. */
   private async step(tracker: MemberTracker, signal: AbortSignal): Promise<void> {
-    tracker.observe(await this.leases.list(this.memberSelector));
+    const leases = await this.leases.list(this.memberSelector);
+    tracker.observe(leases);
+    await this.deleteLeftBehind(tracker.leftBehind(leases));
     let read = await this.store.read();
     if (!read) {
       const empty = emptyAssignment(this.slotCount);
@@ -191,6 +196,31 @@ export class RingCoordinator implements Runnable {
       members: tracker.liveMembers(),
       releasing: next.releasing.size,
     });
+  }
+
+  /**
+   * Deletes member Leases nobody holds any more: every member and every
+   * follower lists the ring's Leases, so each one left behind by a member
+   * that left or crashed would cost every listing its bytes for good. The
+   * precondition leaves alone a Lease written meanwhile (a member rejoining
+   * under the same identity).
+   */
+  private async deleteLeftBehind(
+    left: ReadonlyArray<{ name: string; resourceVersion: string }>,
+  ): Promise<void> {
+    for (const { name, resourceVersion } of left) {
+      try {
+        await this.leases.delete(name, resourceVersion);
+        this.logger.debug("deleted a member lease left behind", { ...this.fields, lease: name });
+      } catch (err) {
+        if (err instanceof LeaseError && err.isConflict) continue;
+        this.logger.debug("could not delete a member lease left behind", {
+          ...this.fields,
+          lease: name,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
   }
 
   /** Logs when the set of members left without slots (more members than slots) changes. */

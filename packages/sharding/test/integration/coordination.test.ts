@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { TestMetrics } from "@tessera/core/testing";
-import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
+import { eventually, FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   AssignmentConflictError,
   ConfigMapAssignmentStore,
@@ -235,11 +235,23 @@ describe("ring coordination objects on the real control plane", function () {
       b.leave.abort();
       await b.membership;
       assert.equal(b.member.activeSlots.size, 0);
-      const lease = await env.cp.kubeConfig
-        .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ name: "web-pod-b", namespace: NS });
-      assert.equal(lease.spec?.holderIdentity, "", "the member Lease was handed back, not left to expire");
+      const leases = env.cp.kubeConfig.makeApiClient(CoordinationV1Api);
+      const read = () =>
+        leases.readNamespacedLease({ name: "web-pod-b", namespace: NS }).then(
+          (lease) => lease,
+          () => undefined, // 404: deleted
+        );
+      const lease = await read();
+      assert.ok(
+        lease === undefined || lease.spec?.holderIdentity === "",
+        "the member Lease was handed back (or already deleted), not left to expire",
+      );
       await settledOver(["pod-a", "pod-c"]);
+      // Every replica lists the ring's Leases; one left behind would cost each listing its bytes for good.
+      await eventually(
+        "the coordinator deleted the Lease handed back",
+        async () => (await read()) === undefined,
+      );
       replicas.delete("pod-b");
       await b.proxy.stop();
       assert.deepEqual(violations, []);
@@ -259,6 +271,12 @@ describe("ring coordination objects on the real control plane", function () {
       assert.equal(leader.member.activeSlots.size, 0);
       await settledOver([survivor.id]);
       assert.ok(survivor.coordinator.isLeader, `${survivor.id} coordinates now`);
+      // The fenced member's Lease expired; the new coordinator deletes it (it counts as gone).
+      const leases = env.cp.kubeConfig.makeApiClient(CoordinationV1Api);
+      await eventually("the expired member Lease was deleted", async () => {
+        const list = await leases.listNamespacedLease({ namespace: NS, labelSelector: `${RING_LABEL}=web` });
+        return !list.items.some((l) => l.metadata?.name === `web-${leader.id}`);
+      });
       assert.deepEqual(violations, []);
     });
   });
