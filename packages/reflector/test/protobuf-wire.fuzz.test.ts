@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import protobuf from "protobufjs";
 import { LengthDelimitedFrames, PROTOBUF_MAGIC, ProtobufCodec, ProtobufDecodeError } from "../src/index.js";
-import { fuzz } from "./support/fuzz.js";
+import { fuzz } from "@tessera/core/testing/fuzz";
 
 // The protobuf wire is where the API server's bytes enter when a client asks
 // for protobuf: frames of a watch stream, then each frame's WatchEvent and
