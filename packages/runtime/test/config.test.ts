@@ -156,7 +156,9 @@ describe("loadConfig", () => {
 
   it("says what is wrong with a file that cannot be read or parsed", () => {
     const broken = file("broken.yaml", "mode: [unclosed\n");
-    for (const path of [broken, join(dir, "missing.yaml")]) {
+    // The parser only warns about an unknown tag; a configuration must not mean something other than it says.
+    const tagged = file("tagged.yaml", "name: !secret widgets\n");
+    for (const path of [broken, tagged, join(dir, "missing.yaml")]) {
       assert.throws(
         () => loadConfig({ file: path, env: {}, namespaceFile: noNamespaceFile }),
         (e: unknown) => e instanceof ConfigError && e.violations[0]!.source === path,
