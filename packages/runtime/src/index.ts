@@ -109,17 +109,14 @@ export type { BindAddress } from "./server/bind-address.js";
 export { PrometheusMetrics } from "./server/prometheus-metrics.js";
 export { DecisionCache } from "./server/decision-cache.js";
 export type { DecisionCacheOptions } from "./server/decision-cache.js";
-export { TokenReviewAuthenticator, TokenReviews } from "./server/token-review-authenticator.js";
+export { TokenReviewAuthenticator } from "./server/token-review-authenticator.js";
 export type {
   Authentication,
   TokenReview,
   TokenReviewAuthenticatorOptions,
   UserInfo,
 } from "./server/token-review-authenticator.js";
-export {
-  SubjectAccessReviewAuthorizer,
-  SubjectAccessReviews,
-} from "./server/subject-access-review-authorizer.js";
+export { SubjectAccessReviewAuthorizer } from "./server/subject-access-review-authorizer.js";
 export type {
   Authorization,
   SubjectAccessReview,

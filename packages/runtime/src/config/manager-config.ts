@@ -63,39 +63,37 @@ export interface ManagerConfig {
    * Default ":8080", or ":8443" when `metrics.secure`.
    */
   metricsBindAddress: string;
-  /** How `/metrics` is served; the probes stay plain HTTP on `healthBindAddress`. */
-  metrics: MetricsServingConfig;
+  /**
+   * Secure serving of `/metrics`, as controller-runtime's `SecureServing` and
+   * `filters.WithAuthenticationAndAuthorization`; the probes stay plain HTTP
+   * on `healthBindAddress`. A production deployment should set
+   * `secure: true` (auth follows) and bind the operator a ClusterRole
+   * allowing `create` on `tokenreviews` and `subjectaccessreviews`.
+   */
+  metrics: {
+    /** HTTPS instead of HTTP. Default false. */
+    secure: boolean;
+    /**
+     * PEM certificate file (e.g. a mounted Secret's `tls.crt`), given with
+     * `keyFile`. Absent (with `secure`): a self-signed certificate made at start.
+     */
+    certFile?: string;
+    /** PEM private key file of `certFile` (e.g. `tls.key`). */
+    keyFile?: string;
+    /**
+     * Authenticate each scrape's bearer token by a TokenReview and authorize
+     * its user by a SubjectAccessReview for `get` on the path (`/metrics`):
+     * 401 without a valid token, 403 for a user RBAC does not allow.
+     * Default: `secure`.
+     */
+    auth: boolean;
+  };
   cache: {
     /** How long start-up waits for caches to sync before failing. Default 120000. */
     syncTimeoutMs: number;
   };
   /** Per-controller overrides, by controller name. */
   controllers: Record<string, ControllerConfig>;
-}
-
-/**
- * Secure serving of `/metrics`, as controller-runtime's `SecureServing` and
- * `filters.WithAuthenticationAndAuthorization`. A production deployment
- * should set `secure: true` (auth follows), and bind a ClusterRole allowing
- * `create` on `tokenreviews` and `subjectaccessreviews` to the operator.
- */
-export interface MetricsServingConfig {
-  /** HTTPS instead of HTTP. Default false. */
-  secure: boolean;
-  /**
-   * PEM certificate file (e.g. a mounted Secret's `tls.crt`), given with
-   * `keyFile`. Absent (with `secure`): a self-signed certificate made at start.
-   */
-  certFile?: string;
-  /** PEM private key file of `certFile` (e.g. `tls.key`). */
-  keyFile?: string;
-  /**
-   * Authenticate each scrape's bearer token by a TokenReview and authorize
-   * its user by a SubjectAccessReview for `get` on the path (`/metrics`):
-   * 401 without a valid token, 403 for a user RBAC does not allow.
-   * Default: `secure`.
-   */
-  auth: boolean;
 }
 
 /** What configuration may override for one controller. */

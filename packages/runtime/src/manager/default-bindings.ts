@@ -18,7 +18,8 @@ const SCOPE = "@tessera/runtime";
 const use = <T>(ctx: ResolutionContext, id: Token<T>): T => ctx.get<T>(id);
 
 /** The connection pool the clients share; internal: swap the clients, not this. */
-const Transport = token<KubeTransport>("tessera.internal.Transport");
+/** The manager's connection to the API server, shared by its clients (internal: not in {@link Tokens}). */
+export const Transport = token<KubeTransport>("tessera.internal.Transport");
 
 /**
  * Binds what every manager's container holds (see {@link Tokens}). Services

@@ -27,7 +27,7 @@ import { hostname } from "node:os";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
-import { bindDefaults } from "./default-bindings.js";
+import { bindDefaults, Transport } from "./default-bindings.js";
 import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
 import type { ManagerOptions } from "./manager-options.js";
 import { loadConfig } from "../config/load-config.js";
@@ -483,10 +483,11 @@ export class Manager implements Runnable, Syncable {
     if (!this.config.metrics.secure) {
       logger.warn("metrics: auth is on without secure: scrapers' bearer tokens cross the network in clear text");
     }
-    const client = this.get(Tokens.ApiClient);
+    // The API client's own connection and credentials: the operator's service account reviews.
+    const transport = this.get(Transport);
     const clock = this.get(Tokens.Clock);
-    const authenticator = new TokenReviewAuthenticator({ client, clock });
-    const authorizer = new SubjectAccessReviewAuthorizer({ client, clock });
+    const authenticator = new TokenReviewAuthenticator({ transport, clock });
+    const authorizer = new SubjectAccessReviewAuthorizer({ transport, clock });
     return (handler) => withAuthenticationAndAuthorization(handler, { authenticator, authorizer, logger });
   }
 

@@ -1,6 +1,6 @@
 import type { Clock } from "@tessera/core";
-import { defineResource, type KubeObject } from "@tessera/reflector";
-import type { Client } from "../client/client.js";
+import { collectionPath, defineResource, describeResource, type KubeObject } from "@tessera/reflector";
+import type { KubeTransport } from "../client/kube-transport.js";
 import { DecisionCache } from "./decision-cache.js";
 import type { UserInfo } from "./token-review-authenticator.js";
 
@@ -24,7 +24,7 @@ export interface SubjectAccessReview extends KubeObject {
 }
 
 /** The SubjectAccessReview resource: created only, never stored by the API server. */
-export const SubjectAccessReviews = defineResource<SubjectAccessReview>({
+const SubjectAccessReviews = defineResource<SubjectAccessReview>({
   group: "authorization.k8s.io",
   version: "v1",
   kind: "SubjectAccessReview",
@@ -34,8 +34,8 @@ export const SubjectAccessReviews = defineResource<SubjectAccessReview>({
 
 /** Options of a {@link SubjectAccessReviewAuthorizer}. */
 export interface SubjectAccessReviewAuthorizerOptions {
-  /** A client that writes to the API server (the manager's `Tokens.ApiClient`). */
-  client: Client;
+  /** The API server connection to review through: the manager's own, with its credentials. */
+  transport: KubeTransport;
   clock: Clock;
   /** How long an allow is kept. Default 300000 (controller-runtime's five minutes). */
   allowTtlMs?: number;
@@ -72,22 +72,25 @@ export class SubjectAccessReviewAuthorizer {
     ]);
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const review = await this.options.client.create(
-      SubjectAccessReviews,
+    // A bare POST: the API server refuses metadata on reviews, which Client.create would require.
+    const review = await this.options.transport.call<SubjectAccessReview>(
+      { verb: "create", resource: describeResource(SubjectAccessReviews) },
       {
-        // The API server does not store reviews; a name satisfies the client and is ignored.
-        metadata: { name: "tessera-metrics" },
-        spec: {
-          user: user.username,
-          ...(user.uid ? { uid: user.uid } : {}),
-          groups: [...user.groups],
-          ...(user.extra
-            ? { extra: Object.fromEntries(Object.entries(user.extra).map(([k, v]) => [k, [...v]])) }
-            : {}),
-          nonResourceAttributes: { path: request.path, verb: request.verb },
+        method: "POST",
+        path: collectionPath(SubjectAccessReviews),
+        body: {
+          apiVersion: SubjectAccessReviews.apiVersion,
+          kind: SubjectAccessReviews.kind,
+          spec: {
+            user: user.username,
+            ...(user.uid ? { uid: user.uid } : {}),
+            groups: [...user.groups],
+            ...(user.extra ? { extra: user.extra } : {}),
+            nonResourceAttributes: { path: request.path, verb: request.verb },
+          },
         },
+        signal,
       },
-      ...(signal ? [{ signal }] : []),
     );
     const answer: Authorization = {
       allowed: review.status?.allowed === true,

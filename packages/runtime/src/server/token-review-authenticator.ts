@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "@tessera/core";
-import { defineResource, type KubeObject } from "@tessera/reflector";
-import type { Client } from "../client/client.js";
+import { collectionPath, defineResource, describeResource, type KubeObject } from "@tessera/reflector";
+import type { KubeTransport } from "../client/kube-transport.js";
 import { DecisionCache } from "./decision-cache.js";
 
 /** Who a bearer token belongs to, as the API server's TokenReview says. */
@@ -28,7 +28,7 @@ export interface TokenReview extends KubeObject {
 }
 
 /** The TokenReview resource: created only, never stored by the API server. */
-export const TokenReviews = defineResource<TokenReview>({
+const TokenReviews = defineResource<TokenReview>({
   group: "authentication.k8s.io",
   version: "v1",
   kind: "TokenReview",
@@ -38,8 +38,8 @@ export const TokenReviews = defineResource<TokenReview>({
 
 /** Options of a {@link TokenReviewAuthenticator}. */
 export interface TokenReviewAuthenticatorOptions {
-  /** A client that writes to the API server (the manager's `Tokens.ApiClient`). */
-  client: Client;
+  /** The API server connection to review through: the manager's own, with its credentials. */
+  transport: KubeTransport;
   clock: Clock;
   /** How long an accepted token's user is kept. Default 60000 (controller-runtime's one minute). */
   ttlMs?: number;
@@ -68,14 +68,19 @@ export class TokenReviewAuthenticator {
     const key = createHash("sha256").update(token).digest("hex");
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const review = await this.options.client.create(
-      TokenReviews,
+    // A bare POST: the API server refuses metadata on reviews, which Client.create would require.
+    const review = await this.options.transport.call<TokenReview>(
+      { verb: "create", resource: describeResource(TokenReviews) },
       {
-        // The API server does not store reviews; a name satisfies the client and is ignored.
-        metadata: { name: "tessera-metrics" },
-        spec: { token, ...(this.options.audiences ? { audiences: [...this.options.audiences] } : {}) },
+        method: "POST",
+        path: collectionPath(TokenReviews),
+        body: {
+          apiVersion: TokenReviews.apiVersion,
+          kind: TokenReviews.kind,
+          spec: { token, ...(this.options.audiences ? { audiences: [...this.options.audiences] } : {}) },
+        },
+        signal,
       },
-      ...(signal ? [{ signal }] : []),
     );
     const user = review.status?.user;
     const answer: Authentication =
