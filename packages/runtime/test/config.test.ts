@@ -180,14 +180,17 @@ describe("loadConfig", () => {
       }
       assert.fail("accepted");
     };
-    assert.deepEqual(violations({ TESSERA_METRICS_SECURE: "true", TESSERA_METRICS_CERT_FILE: "/c/tls.crt" }), [
-      {
-        path: "/metrics/keyFile",
-        expected: "set together with certFile (or neither, for a self-signed certificate)",
-        found: "nothing",
-        source: "TESSERA_METRICS_CERT_FILE",
-      },
-    ]);
+    assert.deepEqual(
+      violations({ TESSERA_METRICS_SECURE: "true", TESSERA_METRICS_CERT_FILE: "/c/tls.crt" }),
+      [
+        {
+          path: "/metrics/keyFile",
+          expected: "set together with certFile (or neither, for a self-signed certificate)",
+          found: "nothing",
+          source: "TESSERA_METRICS_CERT_FILE",
+        },
+      ],
+    );
     assert.deepEqual(
       violations({ TESSERA_METRICS_CERT_FILE: "/c/tls.crt", TESSERA_METRICS_KEY_FILE: "/c/tls.key" }),
       [

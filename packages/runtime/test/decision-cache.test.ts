@@ -42,6 +42,9 @@ describe("DecisionCache", () => {
     cache.set("c", 4, 60_000);
     assert.equal(cache.get("a"), undefined, "the oldest made room");
     assert.deepEqual([cache.get("b"), cache.get("c")], [3, 4]);
-    assert.throws(() => new DecisionCache({ clock, maxEntries: 0 }), /maxEntries must be a positive integer, got 0/);
+    assert.throws(
+      () => new DecisionCache({ clock, maxEntries: 0 }),
+      /maxEntries must be a positive integer, got 0/,
+    );
   });
 });

@@ -51,7 +51,10 @@ describe("selfSignedCertificate", () => {
   });
 
   it("serves HTTPS that a client trusting it accepts and a verifying client without it refuses", async () => {
-    const tls = selfSignedCertificate({ hosts: ["127.0.0.1"], clock: new FakeClock({ wallTime: new Date() }) });
+    const tls = selfSignedCertificate({
+      hosts: ["127.0.0.1"],
+      clock: new FakeClock({ wallTime: new Date() }),
+    });
     const stop = new AbortController();
     const server = new EndpointServer({
       name: "metrics",

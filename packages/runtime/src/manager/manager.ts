@@ -469,11 +469,15 @@ export class Manager implements Runnable, Syncable {
     if (certFile !== undefined && keyFile !== undefined) {
       return { tls: readServingCertificate(certFile, keyFile) };
     }
-    const bound = address.host !== undefined && !["0.0.0.0", "::"].includes(address.host) ? [address.host] : [];
+    const bound =
+      address.host !== undefined && !["0.0.0.0", "::"].includes(address.host) ? [address.host] : [];
     const hosts = [...new Set(["localhost", "127.0.0.1", "::1", hostname(), ...bound])];
-    logger.info("metrics: serving a self-signed certificate; give metrics.certFile and keyFile to use your own", {
-      hosts,
-    });
+    logger.info(
+      "metrics: serving a self-signed certificate; give metrics.certFile and keyFile to use your own",
+      {
+        hosts,
+      },
+    );
     return { tls: selfSignedCertificate({ hosts, clock: this.get(Tokens.Clock) }) };
   }
 
@@ -481,7 +485,9 @@ export class Manager implements Runnable, Syncable {
   private metricsFilter(logger: Logger): (handler: EndpointHandler) => EndpointHandler {
     if (!this.config.metrics.auth) return (handler) => handler;
     if (!this.config.metrics.secure) {
-      logger.warn("metrics: auth is on without secure: scrapers' bearer tokens cross the network in clear text");
+      logger.warn(
+        "metrics: auth is on without secure: scrapers' bearer tokens cross the network in clear text",
+      );
     }
     // The API client's own connection and credentials: the operator's service account reviews.
     const transport = this.get(Transport);

@@ -30,7 +30,9 @@ export function selfSignedCertificate(options: SelfSignedCertificateOptions): Se
   // Backdated a minute, as client-go's, so a scraper whose clock is a little behind still accepts it.
   const notBefore = new Date(options.clock.wallTime().getTime() - 60_000);
   const notAfter = new Date(notBefore.getTime() + (options.validityMs ?? 365 * 24 * 3600_000));
-  const name = sequence(set(sequence(oid("2.5.4.3"), utf8(`${options.hosts[0]}@${Math.floor(notBefore.getTime() / 1000)}`))));
+  const name = sequence(
+    set(sequence(oid("2.5.4.3"), utf8(`${options.hosts[0]}@${Math.floor(notBefore.getTime() / 1000)}`))),
+  );
   const ecdsaWithSha256 = sequence(oid("1.2.840.10045.4.3.2"));
   const altNames = options.hosts.map((host) =>
     isIP(host) ? tagged(0x87, ipBytes(host)) : tagged(0x82, Buffer.from(host, "ascii")),
@@ -39,7 +41,11 @@ export function selfSignedCertificate(options: SelfSignedCertificateOptions): Se
     0xa3,
     sequence(
       // keyUsage (critical): digitalSignature
-      sequence(oid("2.5.29.15"), tagged(0x01, Buffer.from([0xff])), octets(tagged(0x03, Buffer.from([0x07, 0x80])))),
+      sequence(
+        oid("2.5.29.15"),
+        tagged(0x01, Buffer.from([0xff])),
+        octets(tagged(0x03, Buffer.from([0x07, 0x80]))),
+      ),
       // extKeyUsage: serverAuth
       sequence(oid("2.5.29.37"), octets(sequence(oid("1.3.6.1.5.5.7.3.1")))),
       // basicConstraints (critical): not a CA
@@ -123,5 +129,8 @@ function ipBytes(ip: string): Buffer {
 }
 
 function pem(label: string, der: Buffer): string {
-  return `-----BEGIN ${label}-----\n${der.toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`;
+  return `-----BEGIN ${label}-----\n${der
+    .toString("base64")
+    .match(/.{1,64}/g)!
+    .join("\n")}\n-----END ${label}-----\n`;
 }

@@ -168,7 +168,10 @@ describe("Secure metrics (real API server)", function () {
     assert.deepEqual(none.peer.issuer, none.peer.subject);
     assert.match(none.peer.subjectaltname ?? "", /IP Address:127\.0\.0\.1/);
     await assert.rejects(scrape(metrics.port, { tls: { rejectUnauthorized: true } }), /self[- ]signed/);
-    await assert.rejects(fetch(`http://127.0.0.1:${metrics.port}/metrics`), "no plain HTTP on the metrics port");
+    await assert.rejects(
+      fetch(`http://127.0.0.1:${metrics.port}/metrics`),
+      "no plain HTTP on the metrics port",
+    );
 
     const forged = "not-a-token-the-cluster-knows";
     const bad = await scrape(metrics.port, { token: forged });
@@ -193,7 +196,8 @@ describe("Secure metrics (real API server)", function () {
     assert.equal(await healthz.text(), "ok");
 
     const logged = JSON.stringify(logger.lines);
-    for (const secret of [forged, ...Object.values(tokens)]) assert.ok(!logged.includes(secret), "no token logged");
+    for (const secret of [forged, ...Object.values(tokens)])
+      assert.ok(!logged.includes(secret), "no token logged");
   });
 
   it("answers 500 and logs verb, resource and cause, without the token, when the API server refuses the review", async () => {
@@ -219,13 +223,19 @@ describe("Secure metrics (real API server)", function () {
     assert.equal(line.fields["verb"], "create");
     assert.equal(line.fields["resource"], "tokenreviews.authentication.k8s.io");
     assert.equal(line.fields["path"], "/metrics");
-    assert.match(JSON.stringify(line.fields["error"]), /403 Forbidden.*cannot create resource \\"tokenreviews\\"/);
+    assert.match(
+      JSON.stringify(line.fields["error"]),
+      /403 Forbidden.*cannot create resource \\"tokenreviews\\"/,
+    );
     assert.ok(!JSON.stringify(logger.lines).includes(tokens["scraper"]!), "no token logged");
   });
 
   it("serves the certificate files given, and with auth off needs no token", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tessera-metrics-tls-"));
-    const given = selfSignedCertificate({ hosts: ["127.0.0.1"], clock: new FakeClock({ wallTime: new Date() }) });
+    const given = selfSignedCertificate({
+      hosts: ["127.0.0.1"],
+      clock: new FakeClock({ wallTime: new Date() }),
+    });
     writeFileSync(join(dir, "tls.crt"), given.certPem);
     writeFileSync(join(dir, "tls.key"), given.keyPem);
     const { metrics } = await startManager({
@@ -263,7 +273,11 @@ describe("Secure metrics (real API server)", function () {
 
     const get = { path: "/metrics", verb: "get" };
     assert.equal((await authorizer.authorize(first.user, get)).allowed, true);
-    await send(env.cp, "DELETE", `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${ns}-cached-metrics`);
+    await send(
+      env.cp,
+      "DELETE",
+      `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${ns}-cached-metrics`,
+    );
     await eventually("RBAC no longer allows it", async () => !(await rbacAllows("cached")));
     await clock.advance(299_999);
     assert.equal((await authorizer.authorize(first.user, get)).allowed, true, "the allow is cached 5 min");
