@@ -247,6 +247,29 @@ describe("Secure metrics (real API server)", function () {
     assert.match(String(res.headers["content-type"]), /^text\/plain/);
   });
 
+  it("refuses to start with a certificate file it cannot read, naming the file and the setting", async () => {
+    const manager = await Manager.create({
+      config: {
+        mode: "every-replica",
+        healthBindAddress: "0",
+        metricsBindAddress: "127.0.0.1:0",
+        metrics: { secure: true, certFile: "/nonexistent/tls.crt", keyFile: "/nonexistent/tls.key" },
+        logLevel: "error",
+      },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+    });
+    const stop = new AbortController();
+    try {
+      await assert.rejects(
+        manager.run(stop.signal),
+        /metrics: cannot read the certificate file "\/nonexistent\/tls\.crt": ENOENT; check metrics\.certFile/,
+      );
+    } finally {
+      stop.abort();
+    }
+  });
+
   it("caches reviews on its clock: one TokenReview per token a minute; an allow outlives a revoked binding 5 min, a deny a restored one 30 s", async () => {
     /** The real transport, counting the reviews it sends. */
     class CountingTransport extends KubeTransport {
