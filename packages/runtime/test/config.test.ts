@@ -166,6 +166,66 @@ describe("loadConfig", () => {
     }
   });
 
+  it("serves metrics as today unless secure is set; secure moves them to :8443 with auth on", () => {
+    const load = (env: Record<string, string>, config = {}) =>
+      loadConfig({ config, env, namespaceFile: noNamespaceFile });
+    const plain = load({});
+    assert.deepEqual(plain.metrics, { secure: false, auth: false });
+    assert.equal(plain.metricsBindAddress, ":8080");
+    const secure = load({ TESSERA_METRICS_SECURE: "true" });
+    assert.deepEqual(secure.metrics, { secure: true, auth: true });
+    assert.equal(secure.metricsBindAddress, ":8443");
+    assert.equal(secure.healthBindAddress, ":8081", "probes stay where they were");
+    const files = load(
+      { TESSERA_METRICS_AUTH: "false", TESSERA_METRICS_BIND_ADDRESS: "127.0.0.1:9443" },
+      { metrics: { secure: true, certFile: "/certs/tls.crt", keyFile: "/certs/tls.key" } },
+    );
+    assert.deepEqual(files.metrics, {
+      secure: true,
+      certFile: "/certs/tls.crt",
+      keyFile: "/certs/tls.key",
+      auth: false,
+    });
+    assert.equal(files.metricsBindAddress, "127.0.0.1:9443");
+  });
+
+  it("refuses half a certificate, a certificate without secure, and a secure that is not a boolean", () => {
+    const violations = (env: Record<string, string>) => {
+      try {
+        loadConfig({ env, namespaceFile: noNamespaceFile });
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e.violations;
+      }
+      assert.fail("accepted");
+    };
+    assert.deepEqual(
+      violations({ TESSERA_METRICS_SECURE: "true", TESSERA_METRICS_CERT_FILE: "/c/tls.crt" }),
+      [
+        {
+          path: "/metrics/keyFile",
+          expected: "set together with certFile (or neither, for a self-signed certificate)",
+          found: "nothing",
+          source: "TESSERA_METRICS_CERT_FILE",
+        },
+      ],
+    );
+    assert.deepEqual(
+      violations({ TESSERA_METRICS_CERT_FILE: "/c/tls.crt", TESSERA_METRICS_KEY_FILE: "/c/tls.key" }),
+      [
+        {
+          path: "/metrics/secure",
+          expected: "true when metrics.certFile is given (a certificate serves only HTTPS)",
+          found: "false",
+          source: "the default",
+        },
+      ],
+    );
+    assert.deepEqual(violations({ TESSERA_METRICS_SECURE: "yes" }), [
+      { path: "/metrics/secure", expected: "a boolean", found: '"yes"', source: "TESSERA_METRICS_SECURE" },
+    ]);
+  });
+
   it("names one environment variable per setting", () => {
     const names = [...configEnvironmentVariables().keys()];
     assert.ok(names.includes("TESSERA_LEADER_ELECTION_LEASE_DURATION_MS"));

@@ -60,6 +60,19 @@ export const managerConfigSchema = {
     },
     healthBindAddress: { type: "string", pattern: "^(0|[^\\s:]*:[0-9]{1,5})$" },
     metricsBindAddress: { type: "string", pattern: "^(0|[^\\s:]*:[0-9]{1,5})$" },
+    metrics: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        secure: { type: "boolean", description: "Serve /metrics over HTTPS." },
+        certFile: { type: "string", minLength: 1 },
+        keyFile: { type: "string", minLength: 1 },
+        auth: {
+          type: "boolean",
+          description: "Authenticate (TokenReview) and authorize (SubjectAccessReview) every scrape.",
+        },
+      },
+    },
     cache: {
       type: "object",
       additionalProperties: false,

@@ -133,6 +133,24 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
       source: origins.get("/leaderElection/retryPeriodMs") ?? "the default",
     });
   }
+  const { certFile, keyFile, secure } = config.metrics;
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    const missing = certFile === undefined ? "certFile" : "keyFile";
+    violations.push({
+      path: `/metrics/${missing}`,
+      expected: `set together with ${missing === "certFile" ? "keyFile" : "certFile"} (or neither, for a self-signed certificate)`,
+      found: "nothing",
+      source: origins.get(`/metrics/${missing === "certFile" ? "keyFile" : "certFile"}`) ?? "code",
+    });
+  }
+  if (certFile !== undefined && !secure) {
+    violations.push({
+      path: "/metrics/secure",
+      expected: "true when metrics.certFile is given (a certificate serves only HTTPS)",
+      found: "false",
+      source: origins.get("/metrics/secure") ?? "the default",
+    });
+  }
   if (violations.length > 0) throw new ConfigError(violations);
   return config;
 }
@@ -168,7 +186,13 @@ function withDefaults(
     },
     shutdown: { drainTimeoutMs: input.shutdown?.drainTimeoutMs ?? 30_000 },
     healthBindAddress: input.healthBindAddress ?? ":8081",
-    metricsBindAddress: input.metricsBindAddress ?? ":8080",
+    metricsBindAddress: input.metricsBindAddress ?? (input.metrics?.secure ? ":8443" : ":8080"),
+    metrics: {
+      secure: input.metrics?.secure ?? false,
+      ...(input.metrics?.certFile !== undefined ? { certFile: input.metrics.certFile } : {}),
+      ...(input.metrics?.keyFile !== undefined ? { keyFile: input.metrics.keyFile } : {}),
+      auth: input.metrics?.auth ?? input.metrics?.secure ?? false,
+    },
     cache: { syncTimeoutMs: input.cache?.syncTimeoutMs ?? 120_000 },
     controllers: { ...((input.controllers ?? {}) as ManagerConfig["controllers"]) },
   };
@@ -239,6 +263,10 @@ function fromEnvironment(raw: string, node: SchemaNode): Json | undefined {
   if (node.type === "integer" || node.type === "number") {
     const trimmed = raw.trim();
     return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : raw;
+  }
+  if (node.type === "boolean") {
+    const word = raw.trim().toLowerCase();
+    return word === "true" ? true : word === "false" ? false : raw;
   }
   if (node.type === "object") {
     try {

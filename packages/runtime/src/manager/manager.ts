@@ -16,12 +16,19 @@ import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
 import { controllerMode } from "./controller-mode.js";
 import { HealthChecks } from "../server/health-checks.js";
 import { parseBindAddress } from "../server/bind-address.js";
-import { EndpointServer } from "../server/endpoint-server.js";
+import { EndpointServer, type EndpointHandler } from "../server/endpoint-server.js";
+import type { BindAddress } from "../server/bind-address.js";
+import { withAuthenticationAndAuthorization } from "../server/authenticated-handler.js";
+import { readServingCertificate, type ServingCertificate } from "../server/serving-certificate.js";
+import { selfSignedCertificate } from "../server/self-signed-certificate.js";
+import { SubjectAccessReviewAuthorizer } from "../server/subject-access-review-authorizer.js";
+import { TokenReviewAuthenticator } from "../server/token-review-authenticator.js";
+import { hostname } from "node:os";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
 import { RingMemberFencedError } from "./ring-member-fenced-error.js";
-import { bindDefaults } from "./default-bindings.js";
+import { bindDefaults, Transport } from "./default-bindings.js";
 import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
 import type { ManagerOptions } from "./manager-options.js";
 import { loadConfig } from "../config/load-config.js";
@@ -452,8 +459,14 @@ export class Manager implements Runnable, Syncable {
         name: "metrics",
         address: metrics,
         logger,
+        ...this.metricsServing(metrics, logger),
         routes: new Map([
-          ["/metrics", (req: IncomingMessage, res: ServerResponse) => prometheus.handle(req, res)],
+          [
+            "/metrics",
+            this.metricsFilter(logger)((req: IncomingMessage, res: ServerResponse) =>
+              prometheus.handle(req, res),
+            ),
+          ],
         ]),
       });
     }
@@ -461,6 +474,41 @@ export class Manager implements Runnable, Syncable {
       name: `${name} server`,
       run: (signal: AbortSignal) => server.run(signal),
     }));
+  }
+
+  /** The metrics server's certificate when `config.metrics.secure`: the files given, else a self-signed one. */
+  private metricsServing(address: BindAddress, logger: Logger): { tls?: ServingCertificate } {
+    const { secure, certFile, keyFile } = this.config.metrics;
+    if (!secure) return {};
+    if (certFile !== undefined && keyFile !== undefined) {
+      return { tls: readServingCertificate(certFile, keyFile) };
+    }
+    const bound =
+      address.host !== undefined && !["0.0.0.0", "::"].includes(address.host) ? [address.host] : [];
+    const hosts = [...new Set(["localhost", "127.0.0.1", "::1", hostname(), ...bound])];
+    logger.info(
+      "metrics: serving a self-signed certificate; give metrics.certFile and keyFile to use your own",
+      {
+        hosts,
+      },
+    );
+    return { tls: selfSignedCertificate({ hosts, clock: this.get(Tokens.Clock) }) };
+  }
+
+  /** Authentication and authorization of scrapes through the API server when `config.metrics.auth`. */
+  private metricsFilter(logger: Logger): (handler: EndpointHandler) => EndpointHandler {
+    if (!this.config.metrics.auth) return (handler) => handler;
+    if (!this.config.metrics.secure) {
+      logger.warn(
+        "metrics: auth is on without secure: scrapers' bearer tokens cross the network in clear text",
+      );
+    }
+    // The API client's own connection and credentials: the operator's service account reviews.
+    const transport = this.get(Transport);
+    const clock = this.get(Tokens.Clock);
+    const authenticator = new TokenReviewAuthenticator({ transport, clock });
+    const authorizer = new SubjectAccessReviewAuthorizer({ transport, clock });
+    return (handler) => withAuthenticationAndAuthorization(handler, { authenticator, authorizer, logger });
   }
 
   private runnables(): Array<{ runnable: Runnable<unknown>; needsLeader: boolean; name: string }> {
