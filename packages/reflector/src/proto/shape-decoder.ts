@@ -106,8 +106,13 @@ interface JsonField {
   readonly omitEmpty: boolean;
   readonly omitZero: boolean;
   readonly pointer: boolean;
+  /** A map (W_COLLECTION): absent or without entries is Go's nil map. */
+  readonly map: boolean;
   readonly message: CompiledMessage | undefined;
 }
+
+/** Reads a message's fields from `r` up to `end` and writes its JSON into `out`. */
+type MessageReader = (r: protobuf.Reader, end: number, out: Record<string, unknown>) => void;
 
 interface CompiledMessage {
   readonly name: string;
@@ -115,6 +120,8 @@ interface CompiledMessage {
   readonly byTag: (WireField | undefined)[];
   readonly fields: JsonField[];
   slots: number;
+  /** Generated on first read (after every message it reaches is compiled). */
+  reader: MessageReader | undefined;
 }
 
 /** Go's `time.Time{}.Unix()`: January 1 of year 1, UTC. */
@@ -129,7 +136,7 @@ const TWO_32 = 4294967296;
  * structs, dates as RFC 3339 strings, int-or-string, quantities, durations,
  * bytes as base64, embedded raw JSON. Each message is compiled on first use
  * from its protobufjs descriptor (field numbers, wire types) and its shape
- * (the Go fields, in Go order) into a table of field readers and writers.
+ * (the Go fields, in Go order) into generated code.
  * The wire is read with protobufjs's `Reader`; int64 is read as a JS number
  * (as JSON.parse gives it); strings are decoded once; bytes and raw JSON are
  * read from subarrays; no message object is built besides the output.
@@ -167,7 +174,7 @@ export class ShapeDecoder {
     const shape = this.shapes.messages[name];
     if (shape === undefined) throw new TypeError(`no JSON shape for protobuf message ${name}`);
     const type = this.root.lookupType(name);
-    const message: CompiledMessage = { name, byTag: [], fields: [], slots: 0 };
+    const message: CompiledMessage = { name, byTag: [], fields: [], slots: 0, reader: undefined };
     this.compiled.set(name, message); // before its fields: messages may nest themselves
     const claimed = new Set((shape ?? []).map((f) => f.p));
     for (const field of shape ?? []) {
@@ -204,6 +211,7 @@ export class ShapeDecoder {
       omitEmpty: field.oe === true,
       omitZero: field.oz === true,
       pointer,
+      map: field.t.k === "map",
       message: undefined,
     };
     if (!proto) {
@@ -317,73 +325,77 @@ export class ShapeDecoder {
     end: number,
     out: Record<string, unknown>,
   ): void {
-    const values: unknown[] = new Array(message.slots);
-    const byTag = message.byTag;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      const field = byTag[tag];
-      if (field === undefined) {
-        skip(r, tag);
-        continue;
-      }
-      const slot = field.slot;
-      if (field.repeated) {
-        const list = (values[slot] as unknown[] | undefined) ?? (values[slot] = []);
-        if (field.packed) {
-          const last = this.limit(r);
-          while (r.pos < last) list.push(this.value(field.value, r));
-          this.ended(r, last, message);
-        } else list.push(this.value(field.value, r));
-      } else if (field.map) {
-        const map = (values[slot] as Record<string, unknown> | undefined) ?? (values[slot] = {});
-        this.entry(field.value, r, map, message);
-      } else if (field.inline) {
-        const last = this.limit(r);
-        values[slot] = r.pos;
-        values[slot + 1] = last;
-        r.pos = last;
-      } else values[slot] = this.value(field.value, r);
-    }
-    this.ended(r, end, message);
-    this.write(message, values, r, out);
+    (message.reader ??= this.generate(message))(r, end, out);
   }
 
-  /** Writes `message`'s JSON from the values read, in Go order. */
-  private write(
-    message: CompiledMessage,
-    values: unknown[],
-    r: protobuf.Reader,
-    out: Record<string, unknown>,
-  ): void {
-    for (const f of message.fields) {
-      const v = values[f.slot];
+  /**
+   * The reader of one message as generated code (as protobufjs generates its
+   * decoders): a local per field, a switch on the tag, then the JSON fields
+   * written in Go order with their omitempty, omitzero and pointer rules
+   * decided here, once, instead of per value. Only numbers and
+   * JSON-quoted names go into the source.
+   */
+  private generate(message: CompiledMessage): MessageReader {
+    const src: string[] = [];
+    for (let i = 0; i < message.slots; i++) src.push(`let v${i};`);
+    src.push("while (r.pos < end) {", "const tag = r.uint32();", "switch (tag) {");
+    message.byTag.forEach((field, tag) => {
+      if (!field) return;
+      const v = `v${field.slot}`;
+      const value = readExpression(field.value.op, `W[${tag}].value`);
+      src.push(`case ${tag}: {`);
+      if (field.repeated && field.packed)
+        src.push(
+          `const last = self.limit(r); const list = ${v} ?? (${v} = []);`,
+          `while (r.pos < last) list.push(${value});`,
+          "self.ended(r, last, M);",
+        );
+      else if (field.repeated) src.push(`(${v} ?? (${v} = [])).push(${value});`);
+      else if (field.map) src.push(`self.entry(W[${tag}].value, r, ${v} ?? (${v} = {}), M);`);
+      else if (field.inline)
+        src.push(`const last = self.limit(r); ${v} = r.pos; v${field.slot + 1} = last; r.pos = last;`);
+      else src.push(`${v} = ${value};`);
+      src.push("break; }");
+    });
+    src.push("default: skip(r, tag);", "}", "}", "self.ended(r, end, M);");
+    message.fields.forEach((f, i) => {
+      const v = `v${f.slot}`;
+      const key = `out[${JSON.stringify(f.json)}]`;
+      const nil = !f.omitEmpty && !f.omitZero ? `${key} = null;` : "";
       if (f.how === W_COLLECTION) {
         // Empty and absent are one on the wire, and a nil slice or map in Go.
-        if (v === undefined || (Array.isArray(v) && v.length === 0)) {
-          if (!f.omitEmpty && !f.omitZero) out[f.json] = null;
-        } else out[f.json] = v;
+        src.push(
+          `if (${v} === undefined${f.map ? "" : ` || ${v}.length === 0`}) { ${nil} } else ${key} = ${v};`,
+        );
       } else if (f.how === W_INLINE) {
         // Embedded: its JSON fields are the parent's. A nil embedded pointer adds nothing.
-        if (v === undefined) {
-          if (!f.pointer) this.read(f.message!, r, r.pos, out);
-        } else {
-          const resume = r.pos;
-          r.pos = v as number;
-          this.read(f.message!, r, values[f.slot + 1] as number, out);
-          r.pos = resume;
-        }
+        src.push(
+          `if (${v} === undefined) { ${f.pointer ? "" : `self.read(F[${i}].message, r, r.pos, out);`} }`,
+          `else { const resume = r.pos; r.pos = ${v}; self.read(F[${i}].message, r, v${f.slot + 1}, out); r.pos = resume; }`,
+        );
+      } else if (f.pointer) {
+        // A non-nil pointer is kept even when it points at a zero (but empty bytes are empty).
+        const keep = f.omitEmpty && f.op === BYTES ? `if (${v} !== "") ${key} = ${v};` : `${key} = ${v};`;
+        src.push(`if (${v} === undefined) { ${nil} } else { ${keep} }`);
       } else {
-        const present = v !== undefined;
-        if (f.pointer && !present) {
-          if (!f.omitEmpty && !f.omitZero) out[f.json] = null;
-          continue;
-        }
-        const kept = f.pointer; // a non-nil pointer is kept even when it points at a zero
-        if (f.omitZero && !kept && isZero(f.op, v)) continue;
-        if (f.omitEmpty && (!kept || f.op === BYTES) && isEmpty(f.op, v)) continue;
-        out[f.json] = present ? v : this.absent(f, r);
+        const omit: string[] = [];
+        if (f.omitZero) omit.push(zeroExpression(f.op, v));
+        if (f.omitEmpty && emptyExpression(f.op, v) !== "false") omit.push(emptyExpression(f.op, v));
+        const write = `${key} = ${v} !== undefined ? ${v} : ${absentExpression(f.op, i)};`;
+        src.push(omit.length > 0 ? `if (!(${omit.join(" || ")})) ${write}` : write);
       }
-    }
+    });
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the descriptor and shapes only
+    const make = new Function(
+      "self",
+      "M",
+      "W",
+      "F",
+      "skip",
+      "varint64",
+      `return function read(r, end, out) {\n${src.join("\n")}\n};`,
+    ) as (...args: unknown[]) => MessageReader;
+    return make(this, message, message.byTag, message.fields, skip, varint64);
   }
 
   /** The JSON of a non-pointer field the wire left out: Go's zero value. */
@@ -657,27 +669,48 @@ function wireTypeOf(op: number): number {
   }
 }
 
-/** What omitzero leaves out: the Go zero value (v is undefined when the wire left it out). */
-function isZero(op: number, v: unknown): boolean {
+/** Generated code that reads one value of `op` (the plain scalars inline, the rest through the decoder). */
+function readExpression(op: number, reader: string): string {
   switch (op) {
-    case BYTES:
-    case QUANTITY:
-      return v === undefined;
-    case TIME:
-    case MICROTIME:
-    case RAW_JSON:
-      return v === undefined || v === null;
-    case DURATION:
-      return v === undefined || v === "0s";
-    case INT_OR_STRING:
-      return v === undefined || v === 0;
+    case STRING:
+      return "r.string()";
+    case INT32:
+      return "r.int32()";
+    case INT64:
+      return "varint64(r, false)";
+    case UINT32:
+      return "r.uint32()";
+    case BOOL:
+      return "r.bool()";
     default:
-      return v === undefined || v === "" || v === 0 || v === false;
+      return `self.value(${reader}, r)`;
   }
 }
 
-/** What omitempty leaves out: false, 0, "", empty bytes (never a struct or a self-marshalling type). */
-function isEmpty(op: number, v: unknown): boolean {
+/** Generated code: what omitzero leaves out, the Go zero value (undefined: the wire left it out). */
+function zeroExpression(op: number, v: string): string {
+  switch (op) {
+    case BYTES:
+    case QUANTITY:
+      return `${v} === undefined`;
+    case TIME:
+    case MICROTIME:
+    case RAW_JSON:
+      return `${v} == null`;
+    case DURATION:
+      return `(${v} === undefined || ${v} === "0s")`;
+    case STRING:
+      return `(${v} === undefined || ${v} === "")`;
+    case BOOL:
+      return `(${v} === undefined || ${v} === false)`;
+    case INT_OR_STRING:
+    default:
+      return `(${v} === undefined || ${v} === 0)`; // numbers
+  }
+}
+
+/** Generated code: what omitempty leaves out, false, 0, "" and empty bytes (never a struct or a self-marshalling type). */
+function emptyExpression(op: number, v: string): string {
   switch (op) {
     case MESSAGE:
     case TIME:
@@ -686,9 +719,39 @@ function isEmpty(op: number, v: unknown): boolean {
     case QUANTITY:
     case INT_OR_STRING:
     case RAW_JSON:
-      return false;
+    case SLICE:
+      return "false";
+    case BYTES:
+    case STRING:
+      return `(${v} === undefined || ${v} === "")`;
+    case BOOL:
+      return `(${v} === undefined || ${v} === false)`;
     default:
-      return v === undefined || v === "" || v === 0 || v === false;
+      return `(${v} === undefined || ${v} === 0)`;
+  }
+}
+
+/** Generated code for the JSON of a non-pointer field the wire left out (see {@link ShapeDecoder.absent}). */
+function absentExpression(op: number, field: number): string {
+  switch (op) {
+    case STRING:
+      return '""';
+    case BOOL:
+      return "false";
+    case DURATION:
+      return '"0s"';
+    case QUANTITY:
+      return '"0"';
+    case BYTES:
+    case TIME:
+    case MICROTIME:
+    case RAW_JSON:
+    case SLICE:
+      return "null";
+    case MESSAGE:
+      return `self.absent(F[${field}], r)`;
+    default:
+      return "0";
   }
 }
 
