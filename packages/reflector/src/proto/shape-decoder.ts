@@ -39,22 +39,23 @@ const RAW_JSON = 21;
 /** A Go named slice the .proto wraps in a message of one repeated field (ExtraValue, Verbs). */
 const SLICE = 22;
 
-const SCALARS: Readonly<Record<string, readonly [op: number, wireType: number]>> = {
-  string: [STRING, 2],
-  bytes: [BYTES, 2],
-  int32: [INT32, 0],
-  int64: [INT64, 0],
-  uint32: [UINT32, 0],
-  uint64: [UINT64, 0],
-  sint32: [SINT32, 0],
-  sint64: [SINT64, 0],
-  bool: [BOOL, 0],
-  fixed32: [FIXED32, 5],
-  sfixed32: [SFIXED32, 5],
-  float: [FLOAT, 5],
-  fixed64: [FIXED64, 1],
-  sfixed64: [SFIXED64, 1],
-  double: [DOUBLE, 1],
+/** The protobuf scalar types (their wire types follow from the op, see wireTypeOf). */
+const SCALARS: Readonly<Record<string, number>> = {
+  string: STRING,
+  bytes: BYTES,
+  int32: INT32,
+  int64: INT64,
+  uint32: UINT32,
+  uint64: UINT64,
+  sint32: SINT32,
+  sint64: SINT64,
+  bool: BOOL,
+  fixed32: FIXED32,
+  sfixed32: SFIXED32,
+  float: FLOAT,
+  fixed64: FIXED64,
+  sfixed64: SFIXED64,
+  double: DOUBLE,
 };
 
 const SELF_MARSHALLING: Readonly<Record<string, number>> = {
@@ -216,7 +217,12 @@ export class ShapeDecoder {
     };
     if (!proto) {
       // Not on the wire at all (the shapes know a Go field the .proto does not): always absent.
-      message.fields.push({ ...json, op: this.valueReader(field.t, undefined, where).op });
+      if (field.in) message.fields.push({ ...json, message: this.compile(field.t.m ?? "") });
+      else if (json.how === W_COLLECTION) message.fields.push(json);
+      else {
+        const value = this.valueReader(field.t, undefined, where);
+        message.fields.push({ ...json, op: value.op, message: value.message });
+      }
       return;
     }
     proto.resolve();
@@ -304,18 +310,19 @@ export class ShapeDecoder {
         throw new TypeError(`${where}: Go ${name} but protobuf ${proto.type}`);
       return { op: MESSAGE, message: this.compile(name), tags: [] };
     }
-    const scalar = proto ? SCALARS[proto.type] : SCALARS[GO_SCALAR[t.k] ?? ""];
+    const op = proto ? SCALARS[proto.type] : SCALARS[GO_SCALAR[t.k] ?? ""];
     const fits =
-      scalar &&
+      op !== undefined &&
       (t.k === "string"
-        ? scalar[0] === STRING
+        ? op === STRING
         : t.k === "bytes"
-          ? scalar[0] === BYTES
+          ? op === BYTES
           : t.k === "bool"
-            ? scalar[0] === BOOL
-            : (t.k === "int" || t.k === "float") && scalar[0] !== STRING && scalar[0] !== BYTES);
-    if (!scalar || !fits) throw new TypeError(`${where}: Go ${t.k} but protobuf ${proto?.type ?? "nothing"}`);
-    return { op: scalar[0], message: undefined, tags: [] };
+            ? op === BOOL
+            : (t.k === "int" || t.k === "float") && op !== STRING && op !== BYTES && op !== BOOL);
+    if (op === undefined || !fits)
+      throw new TypeError(`${where}: Go ${t.k} but protobuf ${proto?.type ?? "nothing"}`);
+    return { op, message: undefined, tags: [] };
   }
 
   /** Reads `message`'s fields up to `end`, then writes its JSON into `out`. */
