@@ -141,6 +141,7 @@ function withDefaults(
     fieldManager: input.fieldManager ?? name,
     mode: input.mode ?? "leader",
     ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
+    allowInsecureTLS: input.allowInsecureTLS ?? false,
     logLevel: input.logLevel ?? "info",
     compression: input.compression ?? "none",
     wire: input.wire ?? "protobuf",
@@ -214,6 +215,10 @@ function fromEnvironment(raw: string, node: SchemaNode): Json | undefined {
   if (node.type === "integer" || node.type === "number") {
     const trimmed = raw.trim();
     return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : raw;
+  }
+  if (node.type === "boolean") {
+    const trimmed = raw.trim();
+    return trimmed === "true" ? true : trimmed === "false" ? false : raw;
   }
   if (node.type === "object") {
     try {
