@@ -27,7 +27,6 @@ export interface LoadKubeConfigOptions {
   allowInsecureTLS?: boolean;
 }
 
-
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /** A KubeConfig with its namespace, if its context or pod names one. */
@@ -96,11 +95,9 @@ async function fromFile(file: string, allowInsecure: boolean): Promise<LoadedKub
   try {
     doc = (parseYaml(readFileSync(file, "utf8")) ?? {}) as Fields;
   } catch (error) {
+    // The first line only, and no `cause`: a YAML error quotes the lines around it, and those hold credentials.
     throw new KubeConfigError(
       `kubeconfig ${file}: cannot read it: ${(error as Error).message.split("\n")[0]}`,
-      {
-        cause: error,
-      },
     );
   }
   const contextName = doc["current-context"];
@@ -121,7 +118,11 @@ async function fromFile(file: string, allowInsecure: boolean): Promise<LoadedKub
   }
   const skipTLSVerify = cluster["insecure-skip-tls-verify"] === true;
   if (skipTLSVerify && !allowInsecure) {
-    throw insecureTLSRefused({ kubeconfig: file, context: String(contextName), cluster: String(context["cluster"]) });
+    throw insecureTLSRefused({
+      kubeconfig: file,
+      context: String(contextName),
+      cluster: String(context["cluster"]),
+    });
   }
   const user = find("users", context["user"], "user") ?? {};
   if (

@@ -56,7 +56,10 @@ describe("TLS verification (real API server)", function () {
       error.message.includes("TESSERA_ALLOW_INSECURE_TLS=true");
     await assert.rejects(loadKubeConfig({ file, env: {} }), names);
     await assert.rejects(
-      Manager.create({ config: { kubeconfig: file, healthBindAddress: "0", metricsBindAddress: "0" }, env: {} }),
+      Manager.create({
+        config: { kubeconfig: file, healthBindAddress: "0", metricsBindAddress: "0" },
+        env: {},
+      }),
       names,
     );
   });
