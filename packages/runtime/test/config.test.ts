@@ -25,7 +25,26 @@ describe("loadConfig", () => {
     assert.equal(config.metricsBindAddress, ":8080");
     assert.equal(config.compression, "none");
     assert.equal(config.wire, "protobuf");
+    assert.equal(config.allowInsecureTLS, false);
     assert.match(config.identity, /_[0-9a-f]{8}$/);
+  });
+
+  it("reads allowInsecureTLS from TESSERA_ALLOW_INSECURE_TLS, true or false only", () => {
+    const load = (value: string) =>
+      loadConfig({ env: { TESSERA_ALLOW_INSECURE_TLS: value }, namespaceFile: noNamespaceFile });
+    assert.equal(load("true").allowInsecureTLS, true);
+    assert.equal(load("false").allowInsecureTLS, false);
+    assert.throws(
+      () => load("yes"),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.violations.some(
+          (v) =>
+            v.path === "/allowInsecureTLS" &&
+            v.source === "TESSERA_ALLOW_INSECURE_TLS" &&
+            v.found === '"yes"',
+        ),
+    );
   });
 
   it("layers code, then the file, then TESSERA_* variables; the environment wins", () => {

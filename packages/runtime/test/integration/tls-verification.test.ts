@@ -5,6 +5,7 @@ import { strict as assert } from "node:assert";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
 import { CapturingLogger } from "@tessera/core/testing";
 import { ConfigMaps, type KubeConfigLike } from "@tessera/reflector";
@@ -62,6 +63,45 @@ describe("TLS verification (real API server)", function () {
       }),
       names,
     );
+  });
+
+  it("refuses it through client-node too (a KUBECONFIG list) and in a KubeConfig given in code", async () => {
+    const insecure = writeConfig("insecure-merged", { "insecure-skip-tls-verify": true });
+    const other = join(dir, "other.yaml");
+    writeFileSync(
+      other,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "other-cluster", cluster: { server: "https://other.invalid" } }],
+        contexts: [{ name: "other-context", context: { cluster: "other-cluster" } }],
+      }),
+    );
+    // client-node merges a KUBECONFIG list from process.env itself.
+    const saved = process.env["KUBECONFIG"];
+    process.env["KUBECONFIG"] = `${insecure}:${other}`;
+    try {
+      await assert.rejects(
+        loadKubeConfig({ env: { KUBECONFIG: `${insecure}:${other}` } }),
+        (error: unknown) =>
+          error instanceof KubeConfigError &&
+          error.message.includes('context "dev-context"') &&
+          error.message.includes("allowInsecureTLS"),
+      );
+    } finally {
+      if (saved === undefined) delete process.env["KUBECONFIG"];
+      else process.env["KUBECONFIG"] = saved;
+    }
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(insecure);
+    const quiet = { healthBindAddress: "0", metricsBindAddress: "0" };
+    await assert.rejects(
+      Manager.create({ config: quiet, kubeConfig, env: {} }),
+      (error: unknown) => error instanceof KubeConfigError && /cluster "dev-cluster"/.test(error.message),
+    );
+    const logger = new CapturingLogger();
+    await Manager.create({ config: { ...quiet, allowInsecureTLS: true }, kubeConfig, env: {}, logger });
+    assert.equal(logger.matching(/TLS verification .* is off/, "warn").length, 1);
   });
 
   it("with allowInsecureTLS connects, and warns exactly once however many clients talk", async () => {
