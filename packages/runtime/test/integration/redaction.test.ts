@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { JsonLogger } from "@tessera/core";
-import { Secrets, type KubeConfigLike } from "@tessera/reflector";
+import { Secrets } from "@tessera/reflector";
 import type { V1Secret } from "@kubernetes/client-node";
 import { ApiClient, loadKubeConfig, Manager } from "../../src/index.js";
 import { createNamespace } from "./support/widget-cluster.js";
@@ -113,10 +113,10 @@ describe("secret redaction (real API server)", function () {
     // stdout and stderr too: nothing may print a credential behind the logger's back.
     for (const stream of [process.stdout, process.stderr]) {
       const write = stream.write.bind(stream);
-      stream.write = ((chunk: unknown, ...rest: never[]) => {
+      stream.write = (chunk: unknown, ...rest: never[]) => {
         output.push(String(chunk));
         return write(chunk as string, ...rest);
-      }) as typeof stream.write;
+      };
       restore.push(() => (stream.write = write));
     }
   });
@@ -228,12 +228,13 @@ describe("secret redaction (real API server)", function () {
     manager
       .controller()
       .for(Secrets)
-      .complete(async (request, ctx) => {
+      .complete((request, ctx) => {
         const seen = ctx.current();
-        if (request.namespace !== ns || request.name !== "leaky" || !seen) return;
+        if (request.namespace !== ns || request.name !== "leaky" || !seen) return Promise.resolve();
         ctx.logger.info("reconciling the Secret", { object: seen });
         failures++;
-        throw Object.assign(new Error("cannot use this Secret"), { object: seen, secrets: [seen] });
+        const error = Object.assign(new Error("cannot use this Secret"), { object: seen, secrets: [seen] });
+        return Promise.reject(error);
       });
     const stop = new AbortController();
     const running = manager.run(stop.signal);

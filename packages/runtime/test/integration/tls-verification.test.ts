@@ -112,7 +112,7 @@ describe("TLS verification (real API server)", function () {
       env: {},
       logger,
     });
-    const kubeConfig = manager.container.get(Tokens.KubeConfig) as KubeConfigLike;
+    const kubeConfig = manager.container.get<KubeConfigLike>(Tokens.KubeConfig);
     for (let i = 0; i < 3; i++) {
       const client = new ApiClient(kubeConfig, { fieldManager: `tls-${i}` });
       assert.ok(Array.isArray(await client.list(ConfigMaps, { namespace: "kube-system" })));

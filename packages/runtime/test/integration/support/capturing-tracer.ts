@@ -37,7 +37,7 @@ export function capturingTracer(): { tracer: Tracer; spans: RecordedSpan[] } {
     };
     return span as unknown as Span;
   };
-  const tracer = {
+  const tracer: Tracer = {
     startSpan: start,
     startActiveSpan: (name: string, ...rest: unknown[]) => {
       const fn = rest[rest.length - 1] as (span: Span) => unknown;
@@ -45,5 +45,5 @@ export function capturingTracer(): { tracer: Tracer; spans: RecordedSpan[] } {
       return fn(start(name, options));
     },
   };
-  return { tracer: tracer as unknown as Tracer, spans };
+  return { tracer, spans };
 }
