@@ -165,6 +165,39 @@ describe("secret redaction (real API server)", function () {
       admin.create(Secrets, secret("not-base64", { data: { password: `${SECRET_VALUE}!` } })),
     );
 
+    // 500: a failing admission webhook (its URL refuses connections) on labelled Secrets.
+    await env.cp.raw("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        metadata: { name: `${ns}-broken` },
+        webhooks: [
+          {
+            name: "broken.redaction.tessera.dev",
+            clientConfig: { url: "https://127.0.0.1:1/validate" },
+            rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["secrets"] }],
+            objectSelector: { matchLabels: { "redaction.tessera.dev/webhook": ns } },
+            failurePolicy: "Fail",
+            sideEffects: "None",
+            admissionReviewVersions: ["v1"],
+            timeoutSeconds: 2,
+          },
+        ],
+      }),
+    });
+    const hooked = (name: string) =>
+      secret(name, { metadata: { name, namespace: ns, labels: { "redaction.tessera.dev/webhook": ns } } });
+    let serverError: unknown;
+    await eventually("the webhook is called", async () => {
+      serverError = await failing("500", () => admin.create(Secrets, hooked(`hooked-${Date.now()}`))).catch(
+        (error: unknown) => error,
+      );
+      return (serverError as { code?: number }).code === 500;
+    });
+    await env.cp.raw(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${ns}-broken`, {
+      method: "DELETE",
+    });
+
     // Below HTTP: a refused connection and a failed TLS verification, each with a token configured.
     const refused = new ApiClient(
       await loadKubeConfig({
@@ -244,6 +277,30 @@ describe("secret redaction (real API server)", function () {
       stop.abort();
       await running;
     }
+    // A manager whose token may not list Secrets: the reflector's LIST errors, then a failed start-up.
+    const blind = await Manager.create({
+      config: {
+        name: "redaction-blind",
+        namespace: ns,
+        mode: "every-replica",
+        logLevel: "debug",
+        healthBindAddress: "0",
+        metricsBindAddress: "0",
+        cache: { syncTimeoutMs: 3000 },
+      },
+      kubeConfig: await loadKubeConfig({
+        file: kubeconfigFile("blind", { "certificate-authority-data": caData() }, { token: limitedToken }),
+        env: {},
+      }),
+      env: {},
+      logger,
+      tracer,
+    });
+    blind
+      .controller()
+      .for(Secrets)
+      .complete(() => Promise.resolve());
+    await failing("a manager that cannot list", () => blind.run(AbortSignal.timeout(30_000)));
     output.push(JSON.stringify(spans));
     assert.ok(
       spans.some((s) => s.exceptions.some((e) => e.message === "cannot use this Secret")),
@@ -272,6 +329,8 @@ describe("secret redaction (real API server)", function () {
     assert.ok(/ForbiddenError/.test(all), "the output lacks /ForbiddenError/");
     assert.ok(/ConflictError/.test(all), "the output lacks /ConflictError/");
     assert.ok(/InvalidError/.test(all), "the output lacks /InvalidError/");
+    assert.ok(/: 500 InternalError/.test(all), "the output lacks a 500");
+    assert.ok(/cannot list resource \\?"secrets\\?"/.test(all), "the output lacks the reflector's 403");
     assert.ok(/ECONNREFUSED/.test(all), "the output lacks /ECONNREFUSED/");
     assert.ok(/certificate/.test(all), "the output lacks /certificate/");
     assert.ok(/reconciling the Secret/.test(all), "the output lacks /reconciling the Secret/");
