@@ -198,6 +198,25 @@ describe("secret redaction (real API server)", function () {
       method: "DELETE",
     });
 
+    // A KubeConfig itself, logged or printed, shows no credential.
+    const withCredentials = await loadKubeConfig({
+      file: kubeconfigFile(
+        "printed",
+        { "certificate-authority-data": caData() },
+        {
+          token: CANARY_TOKEN,
+          "client-certificate-data": env.cp.kubeConfig.getCurrentUser()!.certData,
+          "client-key-data": env.cp.kubeConfig.getCurrentUser()!.keyData,
+        },
+      ),
+      env: {},
+    });
+    logger.debug("using this KubeConfig", { kubeConfig: withCredentials });
+    output.push(
+      inspect(withCredentials, { depth: Infinity, showHidden: true }),
+      JSON.stringify(withCredentials),
+    );
+
     // Below HTTP: a refused connection and a failed TLS verification, each with a token configured.
     const refused = new ApiClient(
       await loadKubeConfig({
