@@ -27,6 +27,25 @@ describe("loadConfig", () => {
     assert.equal(config.wire, "protobuf");
     // The host name, made a valid object name, and a random suffix: it names Leases.
     assert.match(config.identity, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?-[0-9a-f]{8}$/);
+    assert.equal(config.allowInsecureTLS, false);
+  });
+
+  it("reads allowInsecureTLS from TESSERA_ALLOW_INSECURE_TLS, true or false only", () => {
+    const load = (value: string) =>
+      loadConfig({ env: { TESSERA_ALLOW_INSECURE_TLS: value }, namespaceFile: noNamespaceFile });
+    assert.equal(load("true").allowInsecureTLS, true);
+    assert.equal(load("false").allowInsecureTLS, false);
+    assert.throws(
+      () => load("yes"),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.violations.some(
+          (v) =>
+            v.path === "/allowInsecureTLS" &&
+            v.source === "TESSERA_ALLOW_INSECURE_TLS" &&
+            v.found === '"yes"',
+        ),
+    );
   });
 
   it("layers code, then the file, then TESSERA_* variables; the environment wins", () => {

@@ -21,6 +21,11 @@ export const managerConfigSchema = {
     fieldManager: { type: "string", minLength: 1, maxLength: 128 },
     mode: { enum: ["leader", "sharded", "every-replica"] },
     kubeconfig: { type: "string", minLength: 1 },
+    allowInsecureTLS: {
+      type: "boolean",
+      description:
+        "Accept a kubeconfig cluster with insecure-skip-tls-verify: true (refused otherwise); warns once. For development clusters only.",
+    },
     logLevel: { enum: ["debug", "info", "warn", "error"] },
     wire: {
       enum: ["protobuf", "json"],

@@ -171,6 +171,7 @@ function withDefaults(
     fieldManager: input.fieldManager ?? name,
     mode: input.mode ?? "leader",
     ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
+    allowInsecureTLS: input.allowInsecureTLS ?? false,
     logLevel: input.logLevel ?? "info",
     compression: input.compression ?? "none",
     wire: input.wire ?? "protobuf",

@@ -22,6 +22,12 @@ export interface ManagerConfig {
   mode: ControllerMode;
   /** Path of a kubeconfig file. Default: `KUBECONFIG`, else in-cluster, else `~/.kube/config`. */
   kubeconfig?: string;
+  /**
+   * Accept a kubeconfig whose cluster sets `insecure-skip-tls-verify: true`
+   * (the API server's certificate is then not checked; the manager warns
+   * once). Refused otherwise. Env `TESSERA_ALLOW_INSECURE_TLS`. Default false.
+   */
+  allowInsecureTLS: boolean;
   /** Lowest level logged: "debug" | "info" | "warn" | "error". Default "info". */
   logLevel: "debug" | "info" | "warn" | "error";
   /**

@@ -30,6 +30,7 @@ import { LeaderElectionLostError } from "./leader-election-lost-error.js";
 import { RingMemberFencedError } from "./ring-member-fenced-error.js";
 import { bindDefaults, Transport } from "./default-bindings.js";
 import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
+import { checkInsecureTLS } from "../kubeconfig/insecure-tls.js";
 import type { ManagerOptions } from "./manager-options.js";
 import { loadConfig } from "../config/load-config.js";
 
@@ -100,9 +101,18 @@ export class Manager implements Runnable, Syncable {
       (await loadKubeConfig({
         ...(config.kubeconfig !== undefined ? { file: config.kubeconfig } : {}),
         ...(options.env ? { env: options.env } : {}),
+        allowInsecureTLS: config.allowInsecureTLS,
       }));
     const container = new Container();
     const flushDefaults = bindDefaults(container, config, kubeConfig, options);
+    // Here, once per manager, so its many clients share one warning (and a KubeConfig given in code is checked too).
+    const logger = withFields(container.get(Tokens.Logger), { component: "manager" });
+    try {
+      checkInsecureTLS(kubeConfig, config.allowInsecureTLS, logger);
+    } catch (error) {
+      await flushDefaults();
+      throw error;
+    }
     return new Manager(container, config, flushDefaults);
   }
 
