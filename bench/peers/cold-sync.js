@@ -16,7 +16,7 @@
 //
 // Run: bash scripts/with-node.sh node bench/peers/cold-sync.js [--quick]
 //      (--quick: 10,000 ConfigMaps and the main contenders only; SIZES=10k-cm,50k-cm,100k-cm,10k-pods,50k-pods; ROUNDS=5 for more rounds;
-//       ONLY=name,name to pick contenders by name)
+//       ONLY=name,name to pick contenders by name, or name;name when a name holds a comma)
 import { ControlPlane, FaultProxy, kubeConfigVia } from "@tessera/testenv";
 import { apiserverPid, countsSince, cpuMsOf, requestCounts } from "../lib/apiserver.js";
 import { buildCargo, buildGo, nodeInformer, syncOnce } from "../lib/contenders.js";
@@ -26,7 +26,8 @@ import { writeFileSync } from "node:fs";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const only = process.env.ONLY?.split(",");
+// Names may hold commas ("client-go, watch-list off"): then separate them with ";".
+const only = process.env.ONLY?.split(process.env.ONLY.includes(";") ? ";" : ",");
 /** The results' name (bench/results/<RESULT>*.json); another name keeps a partial run from replacing a full one. */
 const RESULT = process.env.RESULT ?? "peers-cold-sync";
 /** Whether ONLY leaves any contender whose name starts with one of `prefixes` (so that its program is built). */
