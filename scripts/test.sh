@@ -18,6 +18,8 @@ fi
 npm run --silent build
 npm run --silent build:examples
 npm run --silent lint
+# Known high/critical advisories in shipped dependencies fail the run; an unreachable audit endpoint is reported and skipped.
+node scripts/audit.mjs
 # The protobuf decoder's generated files must match the Go modules they come from (needs Go).
 if command -v go >/dev/null; then node packages/reflector/tools/proto/generate.mjs --check; fi
 # The reflector's integration suite once more, over Kubernetes protobuf (its summary is not the last line).
