@@ -1,8 +1,11 @@
 import type { V1Lease } from "@kubernetes/client-node";
 import { formatMicroTime } from "@tessera/reflector";
 import {
+  Backoff,
   resolveInstrumentation,
+  sleep,
   whenAborted,
+  type RandomSource,
   type Clock,
   type Instrumentation,
   type Logger,
@@ -76,6 +79,7 @@ export class MemberLease implements Runnable {
   private readonly client: LeaseClient;
   private readonly ring: string;
   private readonly clock: Clock;
+  private readonly random: RandomSource;
   private readonly logger: Logger;
   private readonly fenceController = new AbortController();
   private lease: V1Lease | undefined;
@@ -100,6 +104,7 @@ export class MemberLease implements Runnable {
     this.report = options.report;
     const tools = resolveInstrumentation(options, "@tessera/sharding");
     this.clock = tools.clock;
+    this.random = tools.random;
     this.logger = tools.logger;
   }
 
@@ -136,8 +141,12 @@ export class MemberLease implements Runnable {
    * `"stopped"` unless it was fenced before). A member Lease is held once:
    * a second run rejects.
    *
-   * @throws LeaseError when the Lease can be neither created nor replaced
-   *   (then {@link MemberLease.acquired} answers false)
+   * Taking the Lease is retried with backoff while its failure may pass (no
+   * answer, 409, 429, 5xx: an apiserver restarting).
+   *
+   * @throws LeaseError when the Lease is refused for good (403, 422: a
+   *   missing permission, an invalid name; then {@link MemberLease.acquired}
+   *   answers false)
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.ran)
@@ -145,7 +154,7 @@ export class MemberLease implements Runnable {
     this.ran = true;
     try {
       if (signal.aborted) return;
-      await this.acquire();
+      if (!(await this.acquireWithRetries(signal))) return;
       this.holding.reach();
       await whenAborted(signal);
       await this.release();
@@ -165,6 +174,33 @@ export class MemberLease implements Runnable {
    */
   acquired(signal?: AbortSignal): Promise<boolean> {
     return this.holding.wait(signal);
+  }
+
+  /**
+   * Acquires the Lease, retrying with backoff while the failure may pass (no
+   * answer, 409 from a racing writer, 429, 5xx: an apiserver restarting, a
+   * connection reset); resolves false if `signal` aborts first. A refusal
+   * that will not pass (403, 422) rejects at once, so a missing permission
+   * or an invalid name is said, not retried for ever.
+   */
+  private async acquireWithRetries(signal: AbortSignal): Promise<boolean> {
+    const backoff = new Backoff(this.clock, this.random, { initialMs: 500, maxMs: 10_000 });
+    for (;;) {
+      try {
+        await this.acquire();
+        return true;
+      } catch (err) {
+        if (!(err instanceof LeaseError) || !isTransient(err)) throw err;
+        const waitMs = backoff.next();
+        this.logger.warn("could not acquire the member lease; retrying", {
+          lease: this.describe(),
+          error: err.message,
+          retryInMs: Math.round(waitMs),
+        });
+        await sleep(this.clock, waitMs, signal);
+        if (signal.aborted) return false;
+      }
+    }
   }
 
   private async acquire(): Promise<void> {
@@ -324,4 +360,9 @@ export class MemberLease implements Runnable {
 /** The server wants MicroTime strings; client-node's Lease type says Date, which JSON would write with milliseconds. */
 function microTime(date: Date): Date {
   return formatMicroTime(date) as unknown as Date;
+}
+
+/** A Lease failure worth retrying: no answer at all, a conflict with a racing writer, throttling, or a server error. */
+function isTransient(err: LeaseError): boolean {
+  return err.status === undefined || err.status === 409 || err.status === 429 || err.status >= 500;
 }

@@ -150,8 +150,9 @@ export class ShardMember implements Runnable {
   /**
    * The member's life in the ring, until `signal` aborts:
    *
-   * 1. joins: takes the member Lease (and keeps renewing it); if the Lease can
-   *    be neither created nor replaced, the run rejects with that
+   * 1. joins: takes the member Lease (and keeps renewing it), retrying
+   *    while the failure may pass (an apiserver restarting); if the Lease
+   *    is refused for good (403, 422), the run rejects with that
    *    `LeaseError`;
    * 2. follows the published assignment, every `pollIntervalMs`: each new
    *    epoch goes through `onAssignment` and is acknowledged once it resolved;

@@ -191,6 +191,30 @@ describe("MemberLease.run", () => {
     assert.equal(lease.fence.aborted, true, "a run that ended leaves the fence aborted");
   });
 
+  it("retries a failure that may pass (a connection reset, a 503) with backoff, and holds the Lease once it clears", async () => {
+    const clock = new FakeClock();
+    const client = new InMemoryLeaseClient();
+    const lease = new MemberLease({ client, ring: "web", identity: "pod-a", clock, ...durations });
+    client.failWith = new LeaseError("get", "Lease test/web-pod-a", "request failed: connect ECONNRESET");
+    const stop = new AbortController();
+    const running = lease.run(stop.signal);
+    let acquired: boolean | undefined;
+    void lease.acquired().then((a) => (acquired = a));
+    await clock.advance(5_000);
+    assert.equal(acquired, undefined, "still trying, neither held nor given up");
+    const attempts = client.calls;
+    assert.ok(attempts >= 3, `retried: ${attempts} calls in 5 s`);
+    client.failWith = new LeaseError("get", "Lease test/web-pod-a", "HTTP 503: unavailable", 503);
+    await clock.advance(15_000);
+    assert.ok(client.calls > attempts, "a 5xx is retried too");
+    client.failWith = undefined;
+    await clock.advance(15_000);
+    assert.equal(acquired, true);
+    assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "pod-a");
+    stop.abort();
+    await running;
+  });
+
   it("answers acquired once it holds the Lease, false to a wait that gave up, and refuses a second run", async () => {
     const { lease, start, release } = setup();
     const gaveUp = new AbortController();

@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import { KubeConfig } from "@kubernetes/client-node";
 import { FakeClock, TestMetrics } from "@tessera/core/testing";
 import {
+  LeaseError,
   ACKNOWLEDGED_EPOCH_ANNOTATION,
   MemberFencedError,
   ShardMember,
@@ -127,12 +128,12 @@ describe("ShardMember", () => {
     assert.equal(t.leases.leases.get("web-a")!.spec?.holderIdentity, "");
   });
 
-  it("rejects its run when the member Lease cannot be taken, and never joins", async () => {
+  it("rejects its run when the member Lease is refused for good (403), and never joins", async () => {
     const t = setup();
-    t.leases.failWith = new Error("apiserver unreachable");
+    t.leases.failWith = new LeaseError("create", "Lease test/web-a", "HTTP 403: forbidden", 403);
     const running = t.member.run(new AbortController().signal);
     assert.equal(await t.member.joined(), false);
-    await assert.rejects(running, /apiserver unreachable/);
+    await assert.rejects(running, /403: forbidden/);
     assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), undefined, "no metrics left behind");
   });
 
