@@ -58,7 +58,7 @@ try {
   ]) {
     const body = await get(path);
     const json = JSON.stringify(codec.decodeList(body));
-    median(() => codec.decodeList(body)); // warm-up: the shapers compile on first use
+    median(() => codec.decodeList(body)); // warm-up: each message's decoder is generated on first use
     median(() => codec.decodeList(body, { omitManagedFields: true }));
     const full = median(() => codec.decodeList(body));
     const lean = median(() => codec.decodeList(body, { omitManagedFields: true }));

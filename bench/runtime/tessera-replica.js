@@ -24,7 +24,9 @@ await runMain(async (signal) => {
       logLevel: "error",
       healthBindAddress: "0",
       metricsBindAddress: "0",
-      leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+      // The default Lease timings (client-go's 15 s / 10 s / 2 s), as an operator ships: with the
+      // 3 s / 2 s / 0.5 s this once used, members starved of CPU under 1,000 creates/s on 2 cores
+      // missed their renew deadline and fenced themselves.
       controllers: { configmap: { concurrency: 16 } },
     },
   });

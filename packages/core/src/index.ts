@@ -10,6 +10,7 @@ export { silentLogger, withFields } from "./logger.js";
 export type { Logger, LogFields } from "./logger.js";
 export { JsonLogger } from "./json-logger.js";
 export type { JsonLoggerOptions, LogLevel } from "./json-logger.js";
+export { redactSecret } from "./redact-secret.js";
 export { defaultRandom } from "./random.js";
 export type { RandomSource } from "./random.js";
 export { Backoff } from "./backoff.js";

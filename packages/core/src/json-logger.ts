@@ -1,5 +1,6 @@
 import type { Clock } from "./clock.js";
 import type { LogFields, Logger } from "./logger.js";
+import { redactSecret } from "./redact-secret.js";
 
 /** The levels a {@link JsonLogger} knows, lowest first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -25,6 +26,8 @@ export interface JsonLoggerOptions {
  * production mode. Errors in fields become `{ name, message, stack, cause }`
  * instead of the `{}` JSON.stringify would give; bigints become strings and a
  * circular reference is written as "[Circular]", so a log call never throws.
+ * A Kubernetes Secret anywhere in the fields has its `data` and `stringData`
+ * written as `"[redacted <n> keys]"` (see {@link redactSecret}).
  */
 export class JsonLogger implements Logger {
   private readonly rank: number;
@@ -76,6 +79,7 @@ function replacer(): (this: unknown, key: string, value: unknown) => unknown {
     if (value !== null && typeof value === "object") {
       if (seen.has(value)) return "[Circular]";
       seen.add(value);
+      return redactSecret(value);
     }
     return value;
   };

@@ -56,4 +56,31 @@ describe("JsonLogger", () => {
     assert.equal(entry!["n"], "10");
     assert.equal((entry!["cyclic"] as Record<string, unknown>)["self"], "[Circular]");
   });
+
+  it("writes a Secret's data and stringData as a count of keys, wherever it sits", () => {
+    const { lines, logger, parsed } = capture();
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "db", namespace: "default" },
+      type: "Opaque",
+      data: { password: Buffer.from("hunter2").toString("base64"), user: "YWRtaW4=" },
+      stringData: { token: "hunter2" },
+    };
+    const listItem = { metadata: { name: "db" }, type: "Opaque", data: { password: "aHVudGVyMg==" } };
+    const configMap = { kind: "ConfigMap", metadata: { name: "c" }, data: { colour: "blue" } };
+    logger.error("reconcile failed", {
+      object: secret,
+      error: Object.assign(new Error("bad"), { object: secret, cause: { items: [listItem] } }),
+      configMap,
+    });
+    assert.ok(!lines[0]!.includes("hunter2") && !lines[0]!.includes("aHVudGVyMg=="), lines[0]);
+    const [entry] = parsed();
+    const object = entry!["object"] as Record<string, unknown>;
+    assert.equal(object["data"], "[redacted 2 keys]");
+    assert.equal(object["stringData"], "[redacted 1 keys]");
+    assert.deepEqual(object["metadata"], { name: "db", namespace: "default" });
+    assert.deepEqual((entry!["configMap"] as Record<string, unknown>)["data"], { colour: "blue" });
+    assert.equal(secret.data.user, "YWRtaW4=", "the logged object itself must not change");
+  });
 });

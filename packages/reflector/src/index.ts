@@ -19,8 +19,8 @@ export {
 } from "./proto/protobuf-codec.js";
 export type { DecodeOptions, Envelope } from "./proto/protobuf-codec.js";
 export { LengthDelimitedFrames } from "./proto/length-delimited-frames.js";
-export { JsonShaper, formatGoDuration } from "./proto/json-shape.js";
-export type { MessageShapes, FieldShape, TypeShape, Decoded } from "./proto/json-shape.js";
+export { formatGoDuration } from "./proto/go-duration.js";
+export type { MessageShapes, FieldShape, TypeShape } from "./proto/shapes.js";
 export {
   sendKubeRequest,
   readKubeResponse,

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import { StreamDecodeError } from "../src/index.js";
 import { decodeListBody } from "../src/list-body.js";
-import { fuzz } from "./support/fuzz.js";
+import { fuzz } from "@tessera/core/testing/fuzz";
 
 // A LIST page is the other door for the API server's bytes: KubeListerWatcher.list
 // hands the body to decodeListBody. Whatever the body, the result is a page

@@ -5,7 +5,10 @@ import {
   PROTOBUF_MAGIC,
   ProtobufCodec,
   ProtobufDecodeError,
+  type KubeObject,
 } from "../src/index.js";
+import { ShapeDecoder } from "../src/proto/shape-decoder.js";
+import { delimited, encode, enveloped, root, type, varint } from "./support/protobuf-wire.js";
 
 const frame = (payload: Buffer) => {
   const header = Buffer.alloc(4);
@@ -69,5 +72,134 @@ describe("ProtobufCodec", () => {
     assert.equal(formatGoDuration(3_723_000_000_000), "1h2m3s");
     assert.equal(formatGoDuration(150_000_000), "150ms");
     assert.equal(formatGoDuration(60_000_000_000), "1m0s");
+  });
+
+  const CORE = "k8s.io.api.core.v1";
+  const META = "k8s.io.apimachinery.pkg.apis.meta.v1";
+  const id = (message: string, field: string) => type(message).fields[field]!.id;
+  const configMap = (raw: Buffer) => enveloped("v1", "ConfigMap", `${CORE}.ConfigMap`, raw);
+  const pod = (raw: Buffer) => enveloped("v1", "Pod", `${CORE}.Pod`, raw);
+
+  it("skips fields it does not know, of every wire type, at any depth", () => {
+    const unknown = Buffer.concat([
+      varint((90 << 3) | 0),
+      varint(2n ** 63n), // varint, 10 bytes
+      varint((91 << 3) | 1),
+      Buffer.alloc(8, 7), // fixed64
+      delimited(92, Buffer.from("not a field this codec knows")),
+      varint((93 << 3) | 5),
+      Buffer.alloc(4, 9), // fixed32
+      varint((94 << 3) | 3),
+      varint((1 << 3) | 0),
+      varint(5),
+      varint((94 << 3) | 4), // a group
+    ]);
+    const meta = encode(`${META}.ObjectMeta`, { name: "a", labels: { app: "x" } });
+    const data = encode(`${CORE}.ConfigMap`, { data: { k: "v" } });
+    const plain = codec.decodeObject(configMap(Buffer.concat([delimited(1, meta), data])));
+    const noisy = codec.decodeObject(
+      configMap(
+        Buffer.concat([unknown, delimited(1, Buffer.concat([unknown, meta, unknown])), data, unknown]),
+      ),
+    );
+    assert.deepEqual(noisy, plain);
+    assert.deepEqual(plain, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "a", labels: { app: "x" } },
+      data: { k: "v" },
+    });
+  });
+
+  it("reads repeated numbers packed and unpacked alike, int64 as a JS number", () => {
+    const context = (groups: Buffer) =>
+      pod(
+        delimited(
+          id(`${CORE}.Pod`, "spec"),
+          delimited(
+            id(`${CORE}.PodSpec`, "securityContext"),
+            Buffer.concat([groups, varint(id(`${CORE}.PodSecurityContext`, "runAsUser") << 3), varint(-1)]),
+          ),
+        ),
+      );
+    const field = id(`${CORE}.PodSecurityContext`, "supplementalGroups");
+    const values = [1, 0, 2 ** 40];
+    const unpacked = Buffer.concat(values.map((v) => Buffer.concat([varint(field << 3), varint(v)])));
+    const packed = delimited(field, Buffer.concat(values.map((v) => varint(v))));
+    for (const groups of [unpacked, packed, Buffer.concat([packed, unpacked])]) {
+      const spec = codec.decodeObject<{ spec: { securityContext: unknown } } & KubeObject>(
+        context(groups),
+      ).spec;
+      assert.deepEqual(spec.securityContext, {
+        runAsUser: -1,
+        supplementalGroups: groups === unpacked || groups === packed ? values : [...values, ...values],
+      });
+    }
+  });
+
+  it("refuses a varint cut short, and a field that runs past its message, naming the message", () => {
+    const meta = encode(`${META}.ObjectMeta`, { name: "a" });
+    const generation = varint(id(`${META}.ObjectMeta`, "generation") << 3);
+    const cutShort = configMap(delimited(1, Buffer.concat([meta, generation, Buffer.from([0xff, 0xff])])));
+    // metadata says 3 bytes, and its name says 10: the name runs into the fields after metadata.
+    const overrun = configMap(
+      Buffer.concat([
+        Buffer.from([0x0a, 0x03, 0x0a, 0x0a, 0x61]),
+        encode(`${CORE}.ConfigMap`, { data: { k: "v" } }),
+      ]),
+    );
+    for (const bytes of [cutShort, overrun]) {
+      assert.throws(
+        () => codec.decodeObject(bytes),
+        (e: unknown) =>
+          e instanceof ProtobufDecodeError &&
+          /k8s\.io\.api\.core\.v1\.ConfigMap could not be decoded/.test(e.message),
+      );
+    }
+  });
+
+  it("decodes an ephemeral container's common fields (embedded, and unnamed in the shapes)", () => {
+    const bytes = enveloped("v1", "Pod", `${CORE}.Pod`, {
+      metadata: { name: "p" },
+      spec: {
+        ephemeralContainers: [
+          { ephemeralContainerCommon: { name: "debug", image: "busybox" }, targetContainerName: "web" },
+        ],
+      },
+    });
+    const { spec } = codec.decodeObject<
+      { spec: { ephemeralContainers: Record<string, unknown>[] } } & KubeObject
+    >(bytes);
+    assert.equal(spec.ephemeralContainers[0]?.["name"], "debug");
+    assert.equal(spec.ephemeralContainers[0]?.["image"], "busybox");
+    assert.equal(spec.ephemeralContainers[0]?.["targetContainerName"], "web");
+  });
+
+  it("gives a map of wrapped lists (a CSR's extra) as JSON does, and a __proto__ key as an own key", () => {
+    const csr = codec.decodeObject<{ spec: Record<string, unknown> } & KubeObject>(
+      enveloped(
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        "k8s.io.api.certificates.v1.CertificateSigningRequest",
+        {
+          spec: { signerName: "s", extra: { scopes: { items: ["a", "b"] }, none: { items: [] } } },
+        },
+      ),
+    );
+    assert.deepEqual(csr.spec["extra"], { scopes: ["a", "b"], none: null });
+    const entry = Buffer.concat([delimited(1, Buffer.from("__proto__")), delimited(2, Buffer.from("x"))]);
+    const cm = codec.decodeObject<{ data: unknown } & KubeObject>(
+      configMap(delimited(id(`${CORE}.ConfigMap`, "data"), entry)),
+    );
+    assert.deepStrictEqual(cm.data, JSON.parse('{"__proto__":"x"}'));
+  });
+
+  it("compiles every message the shapes name against the descriptor (the two generated files agree)", () => {
+    const { shapes } = ProtobufCodec.readFiles();
+    const decoder = new ShapeDecoder(root, shapes);
+    // InternalEvent is a Go type of the watch machinery with no protobuf message.
+    const names = Object.keys(shapes.messages).filter((name) => root.lookup(name) !== null);
+    assert.ok(names.length > 1000);
+    for (const name of names) decoder.compile(name);
   });
 });

@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import protobuf from "protobufjs";
 import { LengthDelimitedFrames, PROTOBUF_MAGIC, ProtobufCodec, ProtobufDecodeError } from "../src/index.js";
-import { fuzz } from "./support/fuzz.js";
+import { fuzz } from "@tessera/core/testing/fuzz";
+import { encode, enveloped } from "./support/protobuf-wire.js";
 
 // The protobuf wire is where the API server's bytes enter when a client asks
 // for protobuf: frames of a watch stream, then each frame's WatchEvent and
@@ -11,22 +11,7 @@ import { fuzz } from "./support/fuzz.js";
 // into a StreamDecodeError naming resource and verb); never another error.
 
 const codec = new ProtobufCodec();
-const root = protobuf.Root.fromJSON(ProtobufCodec.readFiles().descriptor as protobuf.INamespace);
-const type = (name: string) => root.lookupType(name);
 const META = "k8s.io.apimachinery.pkg.apis.meta.v1";
-
-/** `message` encoded from a plain object. */
-const encode = (name: string, value: object): Buffer =>
-  Buffer.from(type(name).encode(type(name).fromObject(value)).finish());
-
-/** An object as the API server sends it: the magic, then a runtime.Unknown around the message. */
-function enveloped(apiVersion: string, kind: string, name: string, value: object): Buffer {
-  const raw = encode(name, value);
-  return Buffer.concat([
-    PROTOBUF_MAGIC,
-    encode("k8s.io.apimachinery.pkg.runtime.Unknown", { typeMeta: { apiVersion, kind }, raw }),
-  ]);
-}
 
 const watchFrame = (eventType: string, object: Buffer) =>
   encode(`${META}.WatchEvent`, { type: eventType, object: { raw: object } });

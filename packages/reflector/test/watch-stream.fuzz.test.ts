@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { ApiStatusError, ListWatchError, NdjsonDecoder, StreamDecodeError } from "../src/index.js";
 import { toWatchEvent } from "../src/watch-event-decoding.js";
 import type { WatchEvent } from "../src/watch-event.js";
-import { fuzz } from "./support/fuzz.js";
+import { fuzz } from "@tessera/core/testing/fuzz";
 
 // The watch stream is where the API server's (or a proxy's) bytes enter: each
 // line goes through NdjsonDecoder, then toWatchEvent, exactly as

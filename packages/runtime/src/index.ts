@@ -107,8 +107,30 @@ export type { EndpointServerOptions, EndpointHandler } from "./server/endpoint-s
 export { parseBindAddress } from "./server/bind-address.js";
 export type { BindAddress } from "./server/bind-address.js";
 export { PrometheusMetrics } from "./server/prometheus-metrics.js";
+export { DecisionCache } from "./server/decision-cache.js";
+export type { DecisionCacheOptions } from "./server/decision-cache.js";
+export { TokenReviewAuthenticator } from "./server/token-review-authenticator.js";
+export type {
+  Authentication,
+  TokenReview,
+  TokenReviewAuthenticatorOptions,
+  UserInfo,
+} from "./server/token-review-authenticator.js";
+export { SubjectAccessReviewAuthorizer } from "./server/subject-access-review-authorizer.js";
+export type {
+  Authorization,
+  SubjectAccessReview,
+  SubjectAccessReviewAuthorizerOptions,
+} from "./server/subject-access-review-authorizer.js";
+export { withAuthenticationAndAuthorization } from "./server/authenticated-handler.js";
+export type { AuthenticationAndAuthorizationOptions } from "./server/authenticated-handler.js";
+export { readServingCertificate } from "./server/serving-certificate.js";
+export type { ServingCertificate } from "./server/serving-certificate.js";
+export { selfSignedCertificate } from "./server/self-signed-certificate.js";
+export type { SelfSignedCertificateOptions } from "./server/self-signed-certificate.js";
 export type { ManagerOptions } from "./manager/manager-options.js";
 export { LeaderElectionLostError } from "./manager/leader-election-lost-error.js";
+export { RingMemberFencedError } from "./manager/ring-member-fenced-error.js";
 export { runMain, EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";
 export { TerminalError } from "@tessera/workqueue";

@@ -10,7 +10,7 @@ import {
   managerConfigSchema,
   type ManagerConfig,
 } from "../src/index.js";
-import { fuzz } from "./fuzz.js";
+import { fuzz } from "@tessera/core/testing/fuzz";
 
 // The manager configuration comes from code, a YAML or JSON file an operator
 // edits, and TESSERA_* variables: whatever they hold, loadConfig returns a

@@ -25,7 +25,27 @@ describe("loadConfig", () => {
     assert.equal(config.metricsBindAddress, ":8080");
     assert.equal(config.compression, "none");
     assert.equal(config.wire, "protobuf");
-    assert.match(config.identity, /_[0-9a-f]{8}$/);
+    // The host name, made a valid object name, and a random suffix: it names Leases.
+    assert.match(config.identity, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?-[0-9a-f]{8}$/);
+    assert.equal(config.allowInsecureTLS, false);
+  });
+
+  it("reads allowInsecureTLS from TESSERA_ALLOW_INSECURE_TLS, true or false only", () => {
+    const load = (value: string) =>
+      loadConfig({ env: { TESSERA_ALLOW_INSECURE_TLS: value }, namespaceFile: noNamespaceFile });
+    assert.equal(load("true").allowInsecureTLS, true);
+    assert.equal(load("false").allowInsecureTLS, false);
+    assert.throws(
+      () => load("yes"),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.violations.some(
+          (v) =>
+            v.path === "/allowInsecureTLS" &&
+            v.source === "TESSERA_ALLOW_INSECURE_TLS" &&
+            v.found === '"yes"',
+        ),
+    );
   });
 
   it("layers code, then the file, then TESSERA_* variables; the environment wins", () => {
@@ -137,14 +157,92 @@ describe("loadConfig", () => {
     );
   });
 
+  it("refuses an identity that cannot name a Lease, saying where it came from", () => {
+    for (const [input, source] of [
+      [{ env: { POD_NAME: "Op_0" } }, "POD_NAME"],
+      [{ env: {}, config: { identity: "replica_1" } }, "code"],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ ...input, namespaceFile: noNamespaceFile }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.violations.some(
+            (v) => v.path === "/identity" && v.source === source && /RFC 1123/.test(v.expected),
+          ),
+      );
+    }
+  });
+
   it("says what is wrong with a file that cannot be read or parsed", () => {
     const broken = file("broken.yaml", "mode: [unclosed\n");
-    for (const path of [broken, join(dir, "missing.yaml")]) {
+    // The parser only warns about an unknown tag; a configuration must not mean something other than it says.
+    const tagged = file("tagged.yaml", "name: !secret widgets\n");
+    for (const path of [broken, tagged, join(dir, "missing.yaml")]) {
       assert.throws(
         () => loadConfig({ file: path, env: {}, namespaceFile: noNamespaceFile }),
         (e: unknown) => e instanceof ConfigError && e.violations[0]!.source === path,
       );
     }
+  });
+
+  it("serves metrics as today unless secure is set; secure moves them to :8443 with auth on", () => {
+    const load = (env: Record<string, string>, config = {}) =>
+      loadConfig({ config, env, namespaceFile: noNamespaceFile });
+    const plain = load({});
+    assert.deepEqual(plain.metrics, { secure: false, auth: false });
+    assert.equal(plain.metricsBindAddress, ":8080");
+    const secure = load({ TESSERA_METRICS_SECURE: "true" });
+    assert.deepEqual(secure.metrics, { secure: true, auth: true });
+    assert.equal(secure.metricsBindAddress, ":8443");
+    assert.equal(secure.healthBindAddress, ":8081", "probes stay where they were");
+    const files = load(
+      { TESSERA_METRICS_AUTH: "false", TESSERA_METRICS_BIND_ADDRESS: "127.0.0.1:9443" },
+      { metrics: { secure: true, certFile: "/certs/tls.crt", keyFile: "/certs/tls.key" } },
+    );
+    assert.deepEqual(files.metrics, {
+      secure: true,
+      certFile: "/certs/tls.crt",
+      keyFile: "/certs/tls.key",
+      auth: false,
+    });
+    assert.equal(files.metricsBindAddress, "127.0.0.1:9443");
+  });
+
+  it("refuses half a certificate, a certificate without secure, and a secure that is not a boolean", () => {
+    const violations = (env: Record<string, string>) => {
+      try {
+        loadConfig({ env, namespaceFile: noNamespaceFile });
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e.violations;
+      }
+      assert.fail("accepted");
+    };
+    assert.deepEqual(
+      violations({ TESSERA_METRICS_SECURE: "true", TESSERA_METRICS_CERT_FILE: "/c/tls.crt" }),
+      [
+        {
+          path: "/metrics/keyFile",
+          expected: "set together with certFile (or neither, for a self-signed certificate)",
+          found: "nothing",
+          source: "TESSERA_METRICS_CERT_FILE",
+        },
+      ],
+    );
+    assert.deepEqual(
+      violations({ TESSERA_METRICS_CERT_FILE: "/c/tls.crt", TESSERA_METRICS_KEY_FILE: "/c/tls.key" }),
+      [
+        {
+          path: "/metrics/secure",
+          expected: "true when metrics.certFile is given (a certificate serves only HTTPS)",
+          found: "false",
+          source: "the default",
+        },
+      ],
+    );
+    assert.deepEqual(violations({ TESSERA_METRICS_SECURE: "yes" }), [
+      { path: "/metrics/secure", expected: "a boolean", found: '"yes"', source: "TESSERA_METRICS_SECURE" },
+    ]);
   });
 
   it("names one environment variable per setting", () => {

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import type { KubeObject } from "@tessera/reflector";
 import { CrdSchemaValidator, type StructuralSchema } from "../src/index.js";
-import { fuzz } from "./fuzz.js";
+import { fuzz } from "@tessera/core/testing/fuzz";
 
 // A custom resource is whatever a user applied (the API server checks it, but
 // an object read before a CRD change, or one the validator sees first, need

@@ -1,6 +1,8 @@
 import { Agent } from "node:https";
 import type { V1ConfigMap } from "@kubernetes/client-node";
+import type { Instrumentation } from "@tessera/core";
 import {
+  ConfigMaps,
   describeKubeFailure,
   requestKubeJson,
   type KubeConfigLike,
@@ -8,6 +10,7 @@ import {
 } from "@tessera/reflector";
 import type { Assignment } from "./assignment.js";
 import { decodeAssignment, encodeAssignment } from "./assignment-codec.js";
+import { WatchedObjects } from "./watched-objects.js";
 
 /** The label that ties a ring's objects (assignment, member leases) to the ring. */
 export const RING_LABEL = "sharding.tessera.dev/ring";
@@ -42,7 +45,7 @@ export interface VersionedAssignment {
 }
 
 /** Options for {@link ConfigMapAssignmentStore}. */
-export interface ConfigMapAssignmentStoreOptions {
+export interface ConfigMapAssignmentStoreOptions extends Instrumentation {
   kubeConfig: KubeConfigLike;
   namespace: string;
   /** The ring's name; the ConfigMap is `<ring>-assignment` unless `name` is given. */
@@ -64,8 +67,18 @@ export class ConfigMapAssignmentStore {
   readonly ring: string;
   private readonly kubeConfig: KubeConfigLike;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 2 });
+  private readonly instrumentation: Instrumentation;
+  private watched: WatchedObjects<V1ConfigMap> | undefined;
+  /** The last ConfigMap decoded from the watched copy, so an unchanged one is not decoded again. */
+  private decoded: { version: string; read: VersionedAssignment } | undefined;
 
   constructor(options: ConfigMapAssignmentStoreOptions) {
+    this.instrumentation = {
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.meter ? { meter: options.meter } : {}),
+    };
     this.namespace = options.namespace;
     this.ring = options.ring;
     this.name = options.name ?? `${options.ring}-assignment`;
@@ -77,11 +90,46 @@ export class ConfigMapAssignmentStore {
     return `ConfigMap ${this.namespace}/${this.name}`;
   }
 
-  /** The published assignment; `undefined` when none was published yet. */
+  /**
+   * Keeps a watched copy of the assignment until `signal` aborts. Meanwhile,
+   * once the watch has synced, {@link read} answers from the copy without a
+   * request: a member reads the assignment every poll interval, and between
+   * epochs the server then sends nothing. Needs `list` and `watch` on
+   * `configmaps` in the namespace besides `get`.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const watched = new WatchedObjects(ConfigMaps, {
+      ...this.instrumentation,
+      kubeConfig: this.kubeConfig,
+      namespace: this.namespace,
+      fieldSelector: `metadata.name=${this.name}`,
+      name: `ring ${this.ring} assignment`,
+    });
+    this.watched = watched;
+    try {
+      await watched.run(signal);
+    } finally {
+      if (this.watched === watched) this.watched = undefined;
+    }
+  }
+
+  /**
+   * The published assignment; `undefined` when none was published yet. From
+   * the watched copy while {@link run} runs and has synced, else by a GET.
+   *
+   * @throws AssignmentFormatError when the ConfigMap holds no valid assignment (a hand edit)
+   */
   async read(): Promise<VersionedAssignment | undefined> {
-    const cm = await this.call("get", { method: "GET", path: this.objectPath() }, true);
+    const watched = this.watched;
+    const cm = watched?.hasSynced()
+      ? watched.list()[0]
+      : await this.call("get", { method: "GET", path: this.objectPath() }, true);
     if (cm === undefined) return undefined;
-    return { assignment: decodeAssignment(cm.data, this.describe()), version: cm.metadata!.resourceVersion! };
+    const version = cm.metadata!.resourceVersion!;
+    if (this.decoded?.version === version) return this.decoded.read;
+    const read = { assignment: decodeAssignment(cm.data, this.describe()), version };
+    this.decoded = { version, read };
+    return read;
   }
 
   /** Publishes the first assignment; conflict when one exists already. */

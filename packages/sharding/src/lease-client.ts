@@ -8,7 +8,7 @@ import {
 } from "@tessera/reflector";
 
 /** The Lease operations membership needs. */
-export type LeaseVerb = "get" | "create" | "update" | "list";
+export type LeaseVerb = "get" | "create" | "update" | "list" | "delete";
 
 /** A failed Lease operation: names the verb and the Lease, keeps the HTTP status and the cause. */
 export class LeaseError extends Error {
@@ -44,6 +44,12 @@ export interface LeaseClient {
   replace(lease: V1Lease): Promise<V1Lease>;
   /** The Leases matching a label selector such as `sharding.tessera.dev/ring=web`. */
   list(labelSelector: string): Promise<V1Lease[]>;
+  /**
+   * Deletes the Lease `name` if it is still at `resourceVersion` (a
+   * precondition: 409 when it changed since); resolves when it is gone, also
+   * when it was gone already.
+   */
+  delete(name: string, resourceVersion: string): Promise<void>;
 }
 
 /**
@@ -94,6 +100,19 @@ export class KubernetesLeaseClient implements LeaseClient {
       query: new URLSearchParams({ labelSelector }).toString(),
     });
     return list.items ?? [];
+  }
+
+  async delete(name: string, resourceVersion: string): Promise<void> {
+    await this.call<unknown>(
+      "delete",
+      name,
+      {
+        method: "DELETE",
+        path: `${this.path}/${encodeURIComponent(name)}`,
+        body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { resourceVersion } },
+      },
+      true,
+    );
   }
 
   private async call<T>(

@@ -172,11 +172,22 @@ export class MemberLease implements Runnable {
     const now = this.clock.wallTime();
     const existing = await this.client.get(this.name);
     const body = this.body(existing, { acquireTime: now, renewTime: now });
-    this.lease = existing ? await this.client.replace(body) : await this.client.create(body);
+    this.lease = existing ? await this.replaceOrCreate(body) : await this.client.create(body);
     this.lastSuccessStart = sent;
     this.logger.info("member lease acquired", { lease: this.describe(), identity: this.identity });
     this.armDeadline();
     this.scheduleRenewal();
+  }
+
+  /** Replaces the Lease, or creates it when the coordinator deleted it meanwhile (it had been handed back). */
+  private async replaceOrCreate(body: V1Lease): Promise<V1Lease> {
+    try {
+      return await this.client.replace(body);
+    } catch (err) {
+      if (!(err instanceof LeaseError && err.status === 404)) throw err;
+      const { resourceVersion: _stale, ...metadata } = body.metadata ?? {};
+      return this.client.create({ ...body, metadata });
+    }
   }
 
   /**

@@ -72,6 +72,30 @@ export class MemberTracker {
     return [...live].sort();
   }
 
+  /**
+   * The Leases no member holds any more, by name: handed back (holder
+   * cleared), or held by a member that counts as gone (not renewed within its
+   * duration plus the margin, so it has fenced itself long before). Nothing
+   * reads them again, and every listing carries them, so they can be deleted.
+   */
+  leftBehind(leases: readonly V1Lease[]): Array<{ name: string; resourceVersion: string }> {
+    const now = this.clock.now();
+    const left: Array<{ name: string; resourceVersion: string }> = [];
+    for (const lease of leases) {
+      const name = lease.metadata?.name;
+      const resourceVersion = lease.metadata?.resourceVersion;
+      if (!name || !resourceVersion) continue;
+      const seen = this.seen.get(name);
+      const released = !lease.spec?.holderIdentity;
+      const gone =
+        seen !== undefined &&
+        seen.version === resourceVersion &&
+        now - seen.member.changedAt > seen.member.leaseDurationMs + this.marginMs;
+      if (released || gone) left.push({ name, resourceVersion });
+    }
+    return left;
+  }
+
   /** Everything known about each member, live or expired. */
   members(): TrackedMember[] {
     return [...this.seen.values()].map((s) => s.member);

@@ -1,4 +1,5 @@
-import type { KubeConfigLike } from "@tessera/reflector";
+import type { V1Lease } from "@kubernetes/client-node";
+import { Leases, type KubeConfigLike } from "@tessera/reflector";
 import {
   resolveInstrumentation,
   sleep,
@@ -10,8 +11,9 @@ import {
 import { LeaderElector, LeaseLock, type LeaderElectionDurations } from "@tessera/leader-election";
 import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
-import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
+import { KubernetesLeaseClient, LeaseError, type LeaseClient } from "./lease-client.js";
 import { MemberTracker } from "./member-tracker.js";
+import { WatchedObjects } from "./watched-objects.js";
 import { ringParticipants } from "./ring-participants.js";
 import { CoordinatorMetrics } from "./sharding-metrics.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
@@ -68,6 +70,9 @@ export class RingCoordinator implements Runnable {
   private readonly tracker: MemberTracker;
   private readonly memberSelector: string;
   private waitingReported = "";
+  /** How the leader keeps the member Leases: by a watch, unless a LeaseClient was given (tests). */
+  private readonly watchLeases: (() => WatchedObjects<V1Lease>) | undefined;
+  private watchedLeases: WatchedObjects<V1Lease> | undefined;
 
   /** @throws SlotCountError for a slot count that is not a power of two in [1, 65536] */
   constructor(options: RingCoordinatorOptions) {
@@ -78,6 +83,16 @@ export class RingCoordinator implements Runnable {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.marginMs = options.expiryMarginMs ?? 2_000;
     this.leases = options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace);
+    this.watchLeases = options.leases
+      ? undefined
+      : () =>
+          new WatchedObjects(Leases, {
+            ...tools,
+            kubeConfig: options.kubeConfig,
+            namespace: options.namespace,
+            labelSelector: `${RING_LABEL}=${options.ring}`,
+            name: `ring ${options.ring} member leases`,
+          });
     this.store =
       options.store ??
       new ConfigMapAssignmentStore({
@@ -114,8 +129,9 @@ export class RingCoordinator implements Runnable {
 
   /**
    * Campaigns, coordinates while leading, and campaigns again after losing,
-   * until `signal` aborts. While not leading it still watches the member
-   * Leases (every retry period), so that on taking over it already knows
+   * until `signal` aborts. While leading it watches the member Leases; while
+   * not, it still lists them every half lease duration, so that on taking
+   * over it already knows
    * which members stopped renewing and when: a member that crashed together
    * with the old coordinator is given up leaseDuration + margin after its last
    * renewal, not after the takeover. Resolves once stopped: the ring Lease
@@ -142,29 +158,50 @@ export class RingCoordinator implements Runnable {
           });
         }
       }
-      await sleep(this.clock, this.elector.durations.retryPeriodMs, signal);
+      // Half a lease duration, not every retry period: every replica follows, so this listing is
+      // paid once per member. A renewal seen late only makes a member look fresher: safe, and
+      // the leader lists afresh each step anyway.
+      await sleep(this.clock, this.elector.durations.leaseDurationMs / 2, signal);
     }
   }
 
   private async coordinate(signal: AbortSignal): Promise<void> {
     this.logger.info("coordinating ring", this.fields);
     const tracker = this.tracker;
-    while (!signal.aborted) {
-      try {
-        await this.step(tracker, signal);
-      } catch (err) {
-        this.logger.warn("coordination step failed; retrying", {
-          ...this.fields,
-          error: err instanceof Error ? err.message : String(err),
-        });
+    // While leading, the member Leases come by a watch: each renewal once, instead of every
+    // Lease at every step. Until it has synced (or if it fails) the step lists them.
+    const watched = this.watchLeases?.();
+    this.watchedLeases = watched;
+    const watching = watched?.run(signal).catch((err: unknown) => {
+      this.logger.warn("the member lease watch stopped; listing them each step", {
+        ...this.fields,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    });
+    try {
+      while (!signal.aborted) {
+        try {
+          await this.step(tracker, signal);
+        } catch (err) {
+          this.logger.warn("coordination step failed; retrying", {
+            ...this.fields,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+        await sleep(this.clock, this.pollIntervalMs, signal);
       }
-      await sleep(this.clock, this.pollIntervalMs, signal);
+    } finally {
+      this.watchedLeases = undefined;
+      await watching;
     }
   }
 
   /** One round: observe members, advance the assignment as far as it goes, publish each epoch. */
   private async step(tracker: MemberTracker, signal: AbortSignal): Promise<void> {
-    tracker.observe(await this.leases.list(this.memberSelector));
+    const watched = this.watchedLeases;
+    const leases = watched?.hasSynced() ? watched.list() : await this.leases.list(this.memberSelector);
+    tracker.observe(leases);
+    await this.deleteLeftBehind(tracker.leftBehind(leases));
     let read = await this.store.read();
     if (!read) {
       const empty = emptyAssignment(this.slotCount);
@@ -191,6 +228,31 @@ export class RingCoordinator implements Runnable {
       members: tracker.liveMembers(),
       releasing: next.releasing.size,
     });
+  }
+
+  /**
+   * Deletes member Leases nobody holds any more: every member and every
+   * follower lists the ring's Leases, so each one left behind by a member
+   * that left or crashed would cost every listing its bytes for good. The
+   * precondition leaves alone a Lease written meanwhile (a member rejoining
+   * under the same identity).
+   */
+  private async deleteLeftBehind(
+    left: ReadonlyArray<{ name: string; resourceVersion: string }>,
+  ): Promise<void> {
+    for (const { name, resourceVersion } of left) {
+      try {
+        await this.leases.delete(name, resourceVersion);
+        this.logger.debug("deleted a member lease left behind", { ...this.fields, lease: name });
+      } catch (err) {
+        if (err instanceof LeaseError && err.isConflict) continue;
+        this.logger.debug("could not delete a member lease left behind", {
+          ...this.fields,
+          lease: name,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
   }
 
   /** Logs when the set of members left without slots (more members than slots) changes. */

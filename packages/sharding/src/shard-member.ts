@@ -21,6 +21,8 @@ import { SlotSpace } from "./slot-space.js";
 /** Where a member reads the published assignment; {@link ConfigMapAssignmentStore} is one. */
 export interface AssignmentReader {
   read(): Promise<VersionedAssignment | undefined>;
+  /** Run for as long as the member follows, when given: e.g. a watch that keeps `read` answering without a request. */
+  run?(signal: AbortSignal): Promise<void>;
 }
 
 /** A change of the slots a member may work on, handed to {@link ShardMemberOptions.onAssignment}. */
@@ -54,7 +56,7 @@ export interface ShardMemberOptions extends Partial<LeaderElectionDurations>, In
   onAssignment?: (change: SlotChange) => void | Promise<void>;
   /** Where the member Lease lives; default the namespace's Leases through `kubeConfig`. */
   leases?: LeaseClient;
-  /** Where the assignment is read; default `ConfigMap <namespace>/<ring>-assignment`. */
+  /** Where the assignment is read; default `ConfigMap <namespace>/<ring>-assignment`, watched while the member follows. */
   store?: AssignmentReader;
   /** What the member publishes about itself on its Lease at each renewal (objects cached, server filtering). */
   report?: () => MemberReport;
@@ -109,6 +111,7 @@ export class ShardMember implements Runnable {
     this.store =
       options.store ??
       new ConfigMapAssignmentStore({
+        ...this.tools,
         kubeConfig: options.kubeConfig,
         namespace: options.namespace,
         ring: options.ring,
@@ -214,16 +217,27 @@ export class ShardMember implements Runnable {
   }
 
   private async follow(until: AbortSignal): Promise<void> {
-    while (!until.aborted) {
-      try {
-        await this.applyLatest(until);
-      } catch (err) {
-        this.logger.warn("could not apply the assignment; retrying", {
-          identity: this.identity,
-          error: err instanceof Error ? err.message : String(err),
-        });
+    const watching = this.store.run?.(until).catch((err: unknown) => {
+      // Reads fall back to a GET each poll: slower to hear of an epoch, never wrong.
+      this.logger.warn("the assignment watch stopped; reading it by polling", {
+        identity: this.identity,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    });
+    try {
+      while (!until.aborted) {
+        try {
+          await this.applyLatest(until);
+        } catch (err) {
+          this.logger.warn("could not apply the assignment; retrying", {
+            identity: this.identity,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+        await sleep(this.clock, this.pollIntervalMs, until);
       }
-      await sleep(this.clock, this.pollIntervalMs, until);
+    } finally {
+      await watching;
     }
   }
 

@@ -13,7 +13,7 @@ import {
   type Assignment,
   type EncodedAssignment,
 } from "../src/ranges.js";
-import { fuzz, fuzzAsync } from "./fuzz.js";
+import { fuzz, fuzzAsync } from "@tessera/core/testing/fuzz";
 import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
 
 // The assignment ConfigMap can be hand-edited or corrupted: decodeAssignment

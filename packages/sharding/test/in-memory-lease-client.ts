@@ -60,6 +60,16 @@ export class InMemoryLeaseClient implements LeaseClient {
       .map((l) => structuredClone(l));
   }
 
+  async delete(name: string, resourceVersion: string): Promise<void> {
+    await this.gate();
+    const current = this.leases.get(name);
+    if (!current) return;
+    if (current.metadata!.resourceVersion !== resourceVersion) {
+      throw new LeaseError("delete", `Lease test/${name}`, "HTTP 409: precondition failed", 409);
+    }
+    this.leases.delete(name);
+  }
+
   /** Writes as another party would (bumps the version). */
   store(lease: V1Lease): V1Lease {
     const copy = structuredClone({

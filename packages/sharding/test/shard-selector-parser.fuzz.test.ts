@@ -8,7 +8,7 @@ import {
   ShardSelectorError,
   type ParsedShardSelector,
 } from "../src/ranges.js";
-import { fuzz } from "./fuzz.js";
+import { fuzz } from "@tessera/core/testing/fuzz";
 
 // A shard selector comes from configuration or a user's flag and goes to the
 // API server, which answers a malformed one with HTTP 500: the parser is the

@@ -1,7 +1,8 @@
 import protobuf from "protobufjs";
 import type { KubeObject, ObjectList, Status } from "../kube-object.js";
 import { descriptorJson } from "./descriptor.generated.js";
-import { JsonShaper, type MessageShapes } from "./json-shape.js";
+import { NoJsonFormError, ShapeDecoder } from "./shape-decoder.js";
+import type { MessageShapes } from "./shapes.js";
 import { shapesJson } from "./shapes.generated.js";
 
 /** The 4 bytes that open every Kubernetes protobuf object: "k8s" and a zero. */
@@ -34,20 +35,48 @@ export interface DecodeOptions {
  * API version it was generated from (k8s.io/api v0.37.2), and `Status`
  * errors. The messages come from `descriptor.generated.ts` (protobufjs,
  * built from the Go modules' `.proto` files) and the JSON shapes from
- * `shapes.generated.ts` (read from the Go types): see `tools/proto`. Loading
- * both takes a moment and a few MiB, so share one codec per process.
+ * `shapes.generated.ts` (read from the Go types): see `tools/proto`. Each
+ * message is decoded in one pass from its bytes to its JSON (see
+ * `shape-decoder.ts`). Loading both files takes a moment and a few MiB,
+ * so share one codec per process.
  */
 export class ProtobufCodec {
-  private readonly root: protobuf.Root;
   private readonly shapes: MessageShapes;
-  private readonly shaper: JsonShaper;
-  private shaperWithoutManagedFields: JsonShaper | undefined;
-  private readonly types = new Map<string, protobuf.Type>();
+  private readonly decoder: ShapeDecoder;
+  private readonly decoderWithoutManagedFields: ShapeDecoder;
+  /** Tags of the envelope's and the watch event's fields. */
+  private readonly tags: {
+    typeMeta: number;
+    raw: number;
+    apiVersion: number;
+    kind: number;
+    eventType: number;
+    eventObject: number;
+    extensionRaw: number;
+  };
 
   constructor(files: { descriptor: unknown; shapes: MessageShapes } = ProtobufCodec.readFiles()) {
-    this.root = protobuf.Root.fromJSON(files.descriptor as protobuf.INamespace);
+    const root = protobuf.Root.fromJSON(files.descriptor as protobuf.INamespace);
     this.shapes = files.shapes;
-    this.shaper = new JsonShaper(files.shapes);
+    this.decoder = new ShapeDecoder(root, files.shapes);
+    this.decoderWithoutManagedFields = new ShapeDecoder(root, files.shapes, { omitManagedFields: true });
+    // Length-delimited fields: the field number, then wire type 2.
+    const tag = (message: string, field: string) => {
+      const f = root.lookupType(message).fields[field];
+      if (!f) throw new TypeError(`the protobuf descriptor has no ${message}.${field}`);
+      return (f.id << 3) | 2;
+    };
+    const runtime = "k8s.io.apimachinery.pkg.runtime";
+    const meta = "k8s.io.apimachinery.pkg.apis.meta.v1";
+    this.tags = {
+      typeMeta: tag(`${runtime}.Unknown`, "typeMeta"),
+      raw: tag(`${runtime}.Unknown`, "raw"),
+      apiVersion: tag(`${runtime}.TypeMeta`, "apiVersion"),
+      kind: tag(`${runtime}.TypeMeta`, "kind"),
+      eventType: tag(`${meta}.WatchEvent`, "type"),
+      eventObject: tag(`${meta}.WatchEvent`, "object"),
+      extensionRaw: tag(`${runtime}.RawExtension`, "raw"),
+    };
   }
 
   /** The generated descriptor and shapes compiled into the package (modules, so bundlers carry them). */
@@ -73,47 +102,63 @@ export class ProtobufCodec {
         `not a Kubernetes protobuf object: it opens with ${Buffer.from(bytes.subarray(0, 4)).toString("hex") || "nothing"}, not 6b387300`,
       );
     }
-    const unknown = this.decodeMessage(
-      "k8s.io.apimachinery.pkg.runtime.Unknown",
-      bytes.subarray(PROTOBUF_MAGIC.length),
-    ) as { typeMeta?: { apiVersion?: string; kind?: string }; raw?: Uint8Array };
-    return {
-      apiVersion: unknown.typeMeta?.apiVersion ?? "",
-      kind: unknown.typeMeta?.kind ?? "",
-      raw: unknown.raw ?? new Uint8Array(),
-    };
+    const body = asBuffer(bytes).subarray(PROTOBUF_MAGIC.length);
+    let apiVersion = "";
+    let kind = "";
+    let raw: Uint8Array = new Uint8Array();
+    try {
+      const r = protobuf.Reader.create(body);
+      for (const [tag, start, end] of fields(r, r.len)) {
+        if (tag === this.tags.raw) raw = body.subarray(start, end);
+        else if (tag === this.tags.typeMeta) {
+          r.pos = start;
+          for (const [inner, from, to] of fields(r, end)) {
+            if (inner === this.tags.apiVersion) apiVersion = body.toString("utf8", from, to);
+            else if (inner === this.tags.kind) kind = body.toString("utf8", from, to);
+          }
+        }
+      }
+    } catch (err) {
+      throw new ProtobufDecodeError(
+        `k8s.io.apimachinery.pkg.runtime.Unknown could not be decoded: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    return { apiVersion, kind, raw };
   }
 
   /**
    * One object from its enveloped bytes, with `apiVersion` and `kind` as the
    * JSON path has them; `options.omitManagedFields` leaves
-   * `metadata.managedFields` out (see {@link JsonShaper}).
+   * `metadata.managedFields` out, skipping its bytes undecoded.
    */
   decodeObject<T extends KubeObject>(bytes: Uint8Array, options: DecodeOptions = {}): T {
     const envelope = this.unwrap(bytes);
     const message = this.requireMessage(envelope);
-    const decoded = this.decodeMessage(message, envelope.raw);
-    const shaper = options.omitManagedFields
-      ? (this.shaperWithoutManagedFields ??= new JsonShaper(this.shapes, { omitManagedFields: true }))
-      : this.shaper;
-    let json: Record<string, unknown>;
+    const decoder = options.omitManagedFields ? this.decoderWithoutManagedFields : this.decoder;
+    const out: Record<string, unknown> = { apiVersion: envelope.apiVersion, kind: envelope.kind };
     try {
-      json = shaper.toJson(message, decoded);
+      decoder.decodeInto(message, asBuffer(envelope.raw), out);
     } catch (err) {
-      // Bytes that decode can still hold values JSON has no form for: a time past year 275760
-      // (RangeError), managed fields whose raw bytes are not JSON (SyntaxError). They are bad bytes too.
-      throw new ProtobufDecodeError(
-        `${envelope.apiVersion} ${envelope.kind} has a value with no JSON form: ${(err as Error).message}`,
-        { cause: err },
-      );
+      // Bytes that decode can still hold values JSON has no form for: a time past year 275760,
+      // managed fields whose raw bytes are not JSON. They are bad bytes too.
+      if (err instanceof NoJsonFormError)
+        throw new ProtobufDecodeError(
+          `${envelope.apiVersion} ${envelope.kind} has a value with no JSON form: ${err.message}`,
+          { cause: err },
+        );
+      throw new ProtobufDecodeError(`${message} could not be decoded: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
-    return { apiVersion: envelope.apiVersion, kind: envelope.kind, ...json } as T;
+    return out as T;
   }
 
   /** A LIST response; its items carry no `apiVersion` or `kind`, as in JSON. */
   decodeList<T extends KubeObject>(bytes: Uint8Array, options: DecodeOptions = {}): ObjectList<T> {
     const list = this.decodeObject<KubeObject & { items?: T[] | null }>(bytes, options);
-    return { ...list, items: list.items ?? [] };
+    list.items ??= [];
+    return list as ObjectList<T>;
   }
 
   /** A `Status` (an error response, a watch ERROR event's object). */
@@ -126,15 +171,29 @@ export class ProtobufCodec {
    * enveloped object. Resolves `{ type, object }` as a JSON watch line parses.
    */
   decodeWatchEvent(frame: Uint8Array, options: DecodeOptions = {}): { type: string; object: unknown } {
-    const event = this.decodeMessage("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent", frame) as {
-      type?: string;
-      object?: { raw?: Uint8Array };
-    };
-    const raw = event.object?.raw;
-    if (!event.type || !raw || raw.length === 0) {
-      throw new ProtobufDecodeError(`a watch frame without ${event.type ? "an object" : "a type"}`);
+    let type = "";
+    let raw: Uint8Array | undefined;
+    try {
+      const buf = asBuffer(frame);
+      const r = protobuf.Reader.create(buf);
+      for (const [tag, start, end] of fields(r, r.len)) {
+        if (tag === this.tags.eventType) type = buf.toString("utf8", start, end);
+        else if (tag === this.tags.eventObject) {
+          r.pos = start;
+          for (const [inner, from, to] of fields(r, end))
+            if (inner === this.tags.extensionRaw) raw = buf.subarray(from, to);
+        }
+      }
+    } catch (err) {
+      throw new ProtobufDecodeError(
+        `k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent could not be decoded: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
-    return { type: event.type, object: this.decodeObject(raw, options) };
+    if (!type || !raw || raw.length === 0) {
+      throw new ProtobufDecodeError(`a watch frame without ${type ? "an object" : "a type"}`);
+    }
+    return { type, object: this.decodeObject(raw, options) };
   }
 
   private requireMessage(envelope: Envelope): string {
@@ -146,19 +205,32 @@ export class ProtobufCodec {
     }
     return message;
   }
+}
 
-  private decodeMessage(name: string, bytes: Uint8Array): Record<string, unknown> {
-    let type = this.types.get(name);
-    if (!type) {
-      type = this.root.lookupType(name);
-      this.types.set(name, type);
+/** `bytes` as a Buffer over the same memory (protobufjs reads strings from a Buffer natively). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * The fields of a small message up to `end`, as [tag, start, end] of each
+ * length-delimited one (the envelope's, the watch event's); others are
+ * skipped by wire type. Leaves the reader after each field's bytes.
+ */
+function* fields(r: protobuf.Reader, end: number): Generator<[number, number, number]> {
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag >>> 3 === 0) throw new Error(`field number 0 at byte ${r.pos}`);
+    if ((tag & 7) !== 2) {
+      r.skipType(tag & 7);
+      continue;
     }
-    try {
-      return type.decode(bytes);
-    } catch (err) {
-      throw new ProtobufDecodeError(`${name} could not be decoded: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
+    const length = r.uint32();
+    const start = r.pos;
+    if (start + length > end) throw new Error(`a length of ${length} at byte ${start} runs past the end`);
+    r.pos = start + length;
+    yield [tag, start, r.pos];
+    r.pos = start + length;
   }
+  if (r.pos !== end) throw new Error(`a field runs past the end at byte ${r.pos}`);
 }

@@ -2,9 +2,11 @@ import { strict as assert } from "node:assert";
 import { simpleCrd, installCrds, useControlPlane } from "@tessera/testenv";
 import {
   ConfigMaps,
+  DaemonSets,
   defineResource,
   Deployments,
   Events,
+  Jobs,
   KubeListerWatcher,
   Leases,
   Namespaces,
@@ -13,6 +15,7 @@ import {
   Secrets,
   ServiceAccounts,
   Services,
+  StatefulSets,
   type KubeObject,
   type Resource,
   type WatchEvent,
@@ -75,6 +78,83 @@ describe("the protobuf wire against a real kube-apiserver", function () {
         terminationGracePeriodSeconds: 45,
       },
     });
+    // An ephemeral container (EphemeralContainerCommon is embedded): only its subresource adds one.
+    await send(env.cp, "PATCH", `${ns}/pods/web-0/ephemeralcontainers`, {
+      spec: {
+        ephemeralContainers: [
+          { name: "debug", image: "busybox:1", command: ["sh"], stdin: true, targetContainerName: "web" },
+        ],
+      },
+    });
+    await send(env.cp, "POST", `/apis/apps/v1/namespaces/${NS}/statefulsets`, {
+      metadata: { name: "db" },
+      spec: {
+        replicas: 0,
+        serviceName: "db",
+        selector: { matchLabels: { app: "db" } },
+        template: {
+          metadata: { labels: { app: "db" } },
+          spec: {
+            containers: [{ name: "db", image: "db:1", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
+            tolerations: [{ key: "k", operator: "Exists", effect: "NoExecute", tolerationSeconds: 30 }],
+          },
+        },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: "data" },
+            spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+          },
+        ],
+        persistentVolumeClaimRetentionPolicy: { whenDeleted: "Delete", whenScaled: "Retain" },
+      },
+    });
+    await send(env.cp, "POST", `/apis/apps/v1/namespaces/${NS}/daemonsets`, {
+      metadata: { name: "agent" },
+      spec: {
+        selector: { matchLabels: { app: "agent" } },
+        updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: "10%", maxSurge: 0 } },
+        template: {
+          metadata: { labels: { app: "agent" } },
+          spec: {
+            nodeSelector: { "kubernetes.io/os": "linux" },
+            containers: [{ name: "agent", image: "agent:1", securityContext: { privileged: true } }],
+            volumes: [{ name: "host", hostPath: { path: "/var/log", type: "Directory" } }],
+          },
+        },
+      },
+    });
+    await send(env.cp, "POST", `/apis/batch/v1/namespaces/${NS}/jobs`, {
+      metadata: { name: "once" },
+      spec: {
+        suspend: true,
+        backoffLimit: 0,
+        activeDeadlineSeconds: 600,
+        template: { spec: { restartPolicy: "Never", containers: [{ name: "once", image: "once:1" }] } },
+      },
+    });
+    await send(env.cp, "POST", "/api/v1/nodes", {
+      metadata: { name: "wire-node", labels: { "kubernetes.io/os": "linux" } },
+      spec: {
+        podCIDR: "10.9.0.0/24",
+        podCIDRs: ["10.9.0.0/24"],
+        taints: [{ key: "k", effect: "NoSchedule" }],
+      },
+      status: {
+        capacity: { cpu: "4", memory: "8Gi", pods: "110" },
+        allocatable: { cpu: "3500m", memory: "7.5Gi", pods: "110" },
+        addresses: [{ type: "InternalIP", address: "10.9.0.1" }],
+      },
+    });
+    await send(env.cp, "POST", "/api/v1/persistentvolumes", {
+      metadata: { name: "wire-pv" },
+      spec: {
+        capacity: { storage: "5Gi" },
+        accessModes: ["ReadWriteOnce"],
+        hostPath: { path: "/srv/pv" },
+        persistentVolumeReclaimPolicy: "Retain",
+        mountOptions: ["ro"],
+      },
+    });
     await send(env.cp, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, {
       metadata: { name: "web" },
       spec: {
@@ -117,11 +197,30 @@ describe("the protobuf wire against a real kube-apiserver", function () {
     ["Services", Services],
     ["Pods", Pods],
     ["Deployments", Deployments],
+    ["StatefulSets", StatefulSets],
+    ["DaemonSets", DaemonSets],
+    ["Jobs", Jobs],
     ["Leases", Leases],
     ["Events", Events],
   ];
   const managedFieldsOf = (o: KubeObject) =>
     (o.metadata as Record<string, unknown> | undefined)?.["managedFields"];
+  /**
+   * The one thing the protobuf wire does not carry: the TypeMeta of an object
+   * embedded in another (a StatefulSet's volumeClaimTemplates, which the API
+   * server defaults to v1 PersistentVolumeClaim). Its message has no field for
+   * it, so every protobuf client (client-go's too) reads it as absent.
+   */
+  const withoutEmbeddedTypeMeta = <T extends KubeObject>(o: T): T => {
+    const spec = (o as { spec?: { volumeClaimTemplates?: Array<Record<string, unknown>> } }).spec;
+    if (!spec?.volumeClaimTemplates) return o;
+    const volumeClaimTemplates = spec.volumeClaimTemplates.map(({ apiVersion, kind, ...rest }) => {
+      void apiVersion;
+      void kind;
+      return rest;
+    });
+    return { ...o, spec: { ...spec, volumeClaimTemplates } };
+  };
   const byName = (a: KubeObject, b: KubeObject) =>
     (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
 
@@ -143,7 +242,7 @@ describe("the protobuf wire against a real kube-apiserver", function () {
       assert.ok(a.items.length > 0, "objects to compare");
       assert.deepEqual(
         { ...b, items: [...b.items].sort(byName) },
-        { ...a, items: [...a.items].sort(byName) },
+        { ...a, items: a.items.map(withoutEmbeddedTypeMeta).sort(byName) },
       );
     });
   }
@@ -207,13 +306,47 @@ describe("the protobuf wire against a real kube-apiserver", function () {
     }
   });
 
-  it("Namespaces (cluster-scoped): a LIST over protobuf deep-equals the LIST over JSON", async () => {
-    const a = await new KubeListerWatcher(env.cp.kubeConfig, Namespaces).list({});
-    const b = await new KubeListerWatcher(env.cp.kubeConfig, Namespaces, {
+  const Nodes = defineResource<KubeObject>({
+    group: "",
+    version: "v1",
+    kind: "Node",
+    plural: "nodes",
+    scope: "Cluster",
+  });
+  const PersistentVolumes = defineResource<KubeObject>({
+    group: "",
+    version: "v1",
+    kind: "PersistentVolume",
+    plural: "persistentvolumes",
+    scope: "Cluster",
+  });
+  for (const [label, resource] of [
+    ["Namespaces", Namespaces],
+    ["Nodes", Nodes],
+    ["PersistentVolumes", PersistentVolumes],
+  ] as Array<[string, Resource]>) {
+    it(`${label} (cluster-scoped): a LIST over protobuf deep-equals the LIST over JSON`, async () => {
+      const a = await new KubeListerWatcher(env.cp.kubeConfig, resource).list({});
+      const b = await new KubeListerWatcher(env.cp.kubeConfig, resource, {
+        wire: "protobuf",
+        protobufCodec: codec,
+      }).list({ resourceVersion: a.metadata?.resourceVersion ?? "", resourceVersionMatch: "Exact" });
+      assert.ok(a.items.length > 0, "objects to compare");
+      assert.deepEqual(b, a);
+    });
+  }
+
+  it("an ephemeral container's embedded fields come through the protobuf wire", async () => {
+    const pods = await new KubeListerWatcher(env.cp.kubeConfig, Pods, {
+      namespace: NS,
       wire: "protobuf",
       protobufCodec: codec,
     }).list({});
-    assert.deepEqual(b, a);
+    const web = pods.items.find((p) => p.metadata?.name === "web-0");
+    assert.deepEqual(
+      web?.spec?.ephemeralContainers?.map((c) => [c.name, c.image, c.command, c.targetContainerName]),
+      [["debug", "busybox:1", ["sh"], "web"]],
+    );
   });
 
   /** The initial events of a watch-list, and the end bookmark, over one wire. */
@@ -249,7 +382,10 @@ describe("the protobuf wire against a real kube-apiserver", function () {
         ...events.filter((e) => e.type !== "BOOKMARK").sort((x, y) => byName(x.object, y.object)),
         ...events.filter((e) => e.type === "BOOKMARK"),
       ];
-      assert.deepEqual(sorted(proto.events), sorted(json.events), resource.plural);
+      const jsonEvents = json.events.map((e) =>
+        e.type === "BOOKMARK" ? e : { ...e, object: withoutEmbeddedTypeMeta(e.object) },
+      );
+      assert.deepEqual(sorted(proto.events), sorted(jsonEvents), resource.plural);
     }
   });
 

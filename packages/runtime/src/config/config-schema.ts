@@ -21,6 +21,11 @@ export const managerConfigSchema = {
     fieldManager: { type: "string", minLength: 1, maxLength: 128 },
     mode: { enum: ["leader", "sharded", "every-replica"] },
     kubeconfig: { type: "string", minLength: 1 },
+    allowInsecureTLS: {
+      type: "boolean",
+      description:
+        "Accept a kubeconfig cluster with insecure-skip-tls-verify: true (refused otherwise); warns once. For development clusters only.",
+    },
     logLevel: { enum: ["debug", "info", "warn", "error"] },
     wire: {
       enum: ["protobuf", "json"],
@@ -60,6 +65,19 @@ export const managerConfigSchema = {
     },
     healthBindAddress: { type: "string", pattern: "^(0|[^\\s:]*:[0-9]{1,5})$" },
     metricsBindAddress: { type: "string", pattern: "^(0|[^\\s:]*:[0-9]{1,5})$" },
+    metrics: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        secure: { type: "boolean", description: "Serve /metrics over HTTPS." },
+        certFile: { type: "string", minLength: 1 },
+        keyFile: { type: "string", minLength: 1 },
+        auth: {
+          type: "boolean",
+          description: "Authenticate (TokenReview) and authorize (SubjectAccessReview) every scrape.",
+        },
+      },
+    },
     cache: {
       type: "object",
       additionalProperties: false,

@@ -105,6 +105,16 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
   if (violations.length > 0) throw new ConfigError(dedupe(violations));
 
   const config = withDefaults(merged, env, options.namespaceFile);
+  if (!OBJECT_NAME.test(config.identity)) {
+    // Checked here, not by the schema: POD_NAME is read after it.
+    violations.push({
+      path: "/identity",
+      expected:
+        "a lowercase RFC 1123 name (a-z, 0-9, '-' and '.', starting and ending with a letter or digit): it names this replica's Leases",
+      found: JSON.stringify(config.identity),
+      source: origins.get("/identity") ?? (env["POD_NAME"] !== undefined ? "POD_NAME" : "the default"),
+    });
+  }
   const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = config.leaderElection;
   if (renewDeadlineMs >= leaseDurationMs) {
     violations.push({
@@ -123,6 +133,24 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
       source: origins.get("/leaderElection/retryPeriodMs") ?? "the default",
     });
   }
+  const { certFile, keyFile, secure } = config.metrics;
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    const missing = certFile === undefined ? "certFile" : "keyFile";
+    violations.push({
+      path: `/metrics/${missing}`,
+      expected: `set together with ${missing === "certFile" ? "keyFile" : "certFile"} (or neither, for a self-signed certificate)`,
+      found: "nothing",
+      source: origins.get(`/metrics/${missing === "certFile" ? "keyFile" : "certFile"}`) ?? "code",
+    });
+  }
+  if (certFile !== undefined && !secure) {
+    violations.push({
+      path: "/metrics/secure",
+      expected: "true when metrics.certFile is given (a certificate serves only HTTPS)",
+      found: "false",
+      source: origins.get("/metrics/secure") ?? "the default",
+    });
+  }
   if (violations.length > 0) throw new ConfigError(violations);
   return config;
 }
@@ -137,10 +165,13 @@ function withDefaults(
     name,
     namespace: input.namespace ?? env["POD_NAMESPACE"] ?? readNamespaceFile(namespaceFile) ?? "default",
     // A pod's name is unique in its namespace; elsewhere two processes on one host must not share an identity.
-    identity: input.identity ?? env["POD_NAME"] ?? `${hostname()}_${randomBytes(4).toString("hex")}`,
+    // It names Leases, so the host name is made a valid object name (no "_", no capitals).
+    identity:
+      input.identity ?? env["POD_NAME"] ?? `${objectNamePart(hostname())}-${randomBytes(4).toString("hex")}`,
     fieldManager: input.fieldManager ?? name,
     mode: input.mode ?? "leader",
     ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
+    allowInsecureTLS: input.allowInsecureTLS ?? false,
     logLevel: input.logLevel ?? "info",
     compression: input.compression ?? "none",
     wire: input.wire ?? "protobuf",
@@ -156,10 +187,29 @@ function withDefaults(
     },
     shutdown: { drainTimeoutMs: input.shutdown?.drainTimeoutMs ?? 30_000 },
     healthBindAddress: input.healthBindAddress ?? ":8081",
-    metricsBindAddress: input.metricsBindAddress ?? ":8080",
+    metricsBindAddress: input.metricsBindAddress ?? (input.metrics?.secure ? ":8443" : ":8080"),
+    metrics: {
+      secure: input.metrics?.secure ?? false,
+      ...(input.metrics?.certFile !== undefined ? { certFile: input.metrics.certFile } : {}),
+      ...(input.metrics?.keyFile !== undefined ? { keyFile: input.metrics.keyFile } : {}),
+      auth: input.metrics?.auth ?? input.metrics?.secure ?? false,
+    },
     cache: { syncTimeoutMs: input.cache?.syncTimeoutMs ?? 120_000 },
     controllers: { ...((input.controllers ?? {}) as ManagerConfig["controllers"]) },
   };
+}
+
+/** What Kubernetes accepts as an object name (a DNS subdomain), as far as the identity goes into one. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** `text` as part of an object name: lowercase, anything else than a-z, 0-9, '-' and '.' made '-'. */
+function objectNamePart(text: string): string {
+  const part = text
+    .toLowerCase()
+    .replace(/[^-a-z0-9.]/g, "-")
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "")
+    .slice(0, 63);
+  return part === "" ? "replica" : part;
 }
 
 function readNamespaceFile(file: string): string | undefined {
@@ -214,6 +264,10 @@ function fromEnvironment(raw: string, node: SchemaNode): Json | undefined {
   if (node.type === "integer" || node.type === "number") {
     const trimmed = raw.trim();
     return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : raw;
+  }
+  if (node.type === "boolean") {
+    const word = raw.trim().toLowerCase();
+    return word === "true" ? true : word === "false" ? false : raw;
   }
   if (node.type === "object") {
     try {

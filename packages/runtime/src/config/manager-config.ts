@@ -22,6 +22,12 @@ export interface ManagerConfig {
   mode: ControllerMode;
   /** Path of a kubeconfig file. Default: `KUBECONFIG`, else in-cluster, else `~/.kube/config`. */
   kubeconfig?: string;
+  /**
+   * Accept a kubeconfig whose cluster sets `insecure-skip-tls-verify: true`
+   * (the API server's certificate is then not checked; the manager warns
+   * once). Refused otherwise. Env `TESSERA_ALLOW_INSECURE_TLS`. Default false.
+   */
+  allowInsecureTLS: boolean;
   /** Lowest level logged: "debug" | "info" | "warn" | "error". Default "info". */
   logLevel: "debug" | "info" | "warn" | "error";
   /**
@@ -58,8 +64,36 @@ export interface ManagerConfig {
   };
   /** `/healthz` and `/readyz`: "host:port", ":port", or "0" to turn the server off. Default ":8081". */
   healthBindAddress: string;
-  /** `/metrics`: "host:port", ":port", or "0" to turn the server off. Default ":8080". */
+  /**
+   * `/metrics`: "host:port", ":port", or "0" to turn the server off.
+   * Default ":8080", or ":8443" when `metrics.secure`.
+   */
   metricsBindAddress: string;
+  /**
+   * Secure serving of `/metrics`, as controller-runtime's `SecureServing` and
+   * `filters.WithAuthenticationAndAuthorization`; the probes stay plain HTTP
+   * on `healthBindAddress`. A production deployment should set
+   * `secure: true` (auth follows) and bind the operator a ClusterRole
+   * allowing `create` on `tokenreviews` and `subjectaccessreviews`.
+   */
+  metrics: {
+    /** HTTPS instead of HTTP. Default false. */
+    secure: boolean;
+    /**
+     * PEM certificate file (e.g. a mounted Secret's `tls.crt`), given with
+     * `keyFile`. Absent (with `secure`): a self-signed certificate made at start.
+     */
+    certFile?: string;
+    /** PEM private key file of `certFile` (e.g. `tls.key`). */
+    keyFile?: string;
+    /**
+     * Authenticate each scrape's bearer token by a TokenReview and authorize
+     * its user by a SubjectAccessReview for `get` on the path (`/metrics`):
+     * 401 without a valid token, 403 for a user RBAC does not allow.
+     * Default: `secure`.
+     */
+    auth: boolean;
+  };
   cache: {
     /** How long start-up waits for caches to sync before failing. Default 120000. */
     syncTimeoutMs: number;

@@ -37,17 +37,21 @@ const TOKEN_FILE_TTL_MS = 60_000;
  * falls back to client-node for exec and auth-provider users.
  */
 export class LeanKubeConfig {
-  private token: { value: string; readAt: number } | undefined;
+  // ECMAScript-private, so neither JSON.stringify nor util.inspect of a logged KubeConfig shows a credential.
+  #token: { value: string; readAt: number } | undefined;
+  readonly #credentials: LeanCredentials;
 
   constructor(
     private readonly cluster: LeanCluster,
-    private readonly credentials: LeanCredentials,
+    credentials: LeanCredentials,
     /** The namespace of the current context (the pod's, in a cluster), if any. */
     readonly namespace: string | undefined,
     /** Where it was loaded from, for logs: a file path or `in-cluster`. */
     readonly source: string,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.#credentials = credentials;
+  }
 
   getCurrentCluster(): LeanCluster {
     return this.cluster;
@@ -60,7 +64,7 @@ export class LeanKubeConfig {
     else if (c.caFile !== undefined) opts.ca = readFileSync(c.caFile);
     if (c.skipTLSVerify) opts.rejectUnauthorized = false;
     if (c.tlsServerName) opts.servername = c.tlsServerName;
-    const { clientCertificate, clientKey, username, password } = this.credentials;
+    const { clientCertificate, clientKey, username, password } = this.#credentials;
     if (clientCertificate !== undefined) opts.cert = clientCertificate;
     if (clientKey !== undefined) opts.key = clientKey;
     const headers = (opts.headers ??= {}) as Record<string, string>;
@@ -73,13 +77,13 @@ export class LeanKubeConfig {
   }
 
   private bearerToken(): string | undefined {
-    const { token, tokenFile } = this.credentials;
+    const { token, tokenFile } = this.#credentials;
     if (token !== undefined) return token;
     if (tokenFile === undefined) return undefined;
     const now = this.now();
-    if (this.token === undefined || now - this.token.readAt >= TOKEN_FILE_TTL_MS) {
-      this.token = { value: readFileSync(tokenFile, "utf8").trim(), readAt: now };
+    if (this.#token === undefined || now - this.#token.readAt >= TOKEN_FILE_TTL_MS) {
+      this.#token = { value: readFileSync(tokenFile, "utf8").trim(), readAt: now };
     }
-    return this.token.value;
+    return this.#token.value;
   }
 }

@@ -4,6 +4,10 @@ import { dirname, isAbsolute, join } from "node:path";
 import type { KubeConfigLike } from "@tessera/reflector";
 import { parseYaml } from "../config/parse-yaml.js";
 import { LeanKubeConfig, type LeanCredentials } from "./lean-kube-config.js";
+import { KubeConfigError } from "./kubeconfig-error.js";
+import { insecureTLSRefused } from "./insecure-tls.js";
+
+export { KubeConfigError };
 
 /** Where {@link loadKubeConfig} looks; every field has the real default. */
 export interface LoadKubeConfigOptions {
@@ -15,12 +19,12 @@ export interface LoadKubeConfigOptions {
   serviceAccountDir?: string;
   /** Default the user's home directory (for `~/.kube/config`). */
   home?: string;
-}
-
-/** No cluster could be found, or a kubeconfig cannot be used; says where it looked. */
-export class KubeConfigError extends Error {
-  override name = "KubeConfigError";
-  readonly exitCode = 2;
+  /**
+   * Accept a cluster with `insecure-skip-tls-verify: true`; refused with a
+   * {@link KubeConfigError} otherwise. Default: `TESSERA_ALLOW_INSECURE_TLS`
+   * of `env` is `true`.
+   */
+  allowInsecureTLS?: boolean;
 }
 
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -44,11 +48,12 @@ export type LoadedKubeConfig = KubeConfigLike & {
  */
 export async function loadKubeConfig(options: LoadKubeConfigOptions = {}): Promise<LoadedKubeConfig> {
   const env = options.env ?? process.env;
+  const allowInsecure = options.allowInsecureTLS ?? env["TESSERA_ALLOW_INSECURE_TLS"]?.trim() === "true";
   const explicit = options.file ?? env["KUBECONFIG"];
   if (explicit !== undefined && explicit !== "") {
     const files = explicit.split(":").filter((f) => f !== "");
-    if (files.length > 1) return viaClientNode(explicit, files);
-    return fromFile(files[0]!);
+    if (files.length > 1) return viaClientNode(explicit, files, allowInsecure);
+    return fromFile(files[0]!, allowInsecure);
   }
   const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   const host = env["KUBERNETES_SERVICE_HOST"];
@@ -69,7 +74,7 @@ export async function loadKubeConfig(options: LoadKubeConfigOptions = {}): Promi
     );
   }
   const home = join(options.home ?? homedir(), ".kube", "config");
-  if (existsSync(home)) return fromFile(home);
+  if (existsSync(home)) return fromFile(home, allowInsecure);
   throw new KubeConfigError(
     "no Kubernetes cluster configured: set KUBECONFIG (or the manager's kubeconfig setting) to a kubeconfig file, " +
       `run in a pod with a service account (${saDir}), or create ${home}`,
@@ -85,16 +90,14 @@ interface NamedEntry<T> {
 }
 type Fields = Record<string, unknown>;
 
-async function fromFile(file: string): Promise<LoadedKubeConfig> {
+async function fromFile(file: string, allowInsecure: boolean): Promise<LoadedKubeConfig> {
   let doc: Fields;
   try {
     doc = (parseYaml(readFileSync(file, "utf8")) ?? {}) as Fields;
   } catch (error) {
+    // The first line only, and no `cause`: a YAML error quotes the lines around it, and those hold credentials.
     throw new KubeConfigError(
       `kubeconfig ${file}: cannot read it: ${(error as Error).message.split("\n")[0]}`,
-      {
-        cause: error,
-      },
     );
   }
   const contextName = doc["current-context"];
@@ -113,13 +116,21 @@ async function fromFile(file: string): Promise<LoadedKubeConfig> {
       `kubeconfig ${file}: context ${String(contextName)} names no cluster with a server`,
     );
   }
+  const skipTLSVerify = cluster["insecure-skip-tls-verify"] === true;
+  if (skipTLSVerify && !allowInsecure) {
+    throw insecureTLSRefused({
+      kubeconfig: file,
+      context: String(contextName),
+      cluster: String(context["cluster"]),
+    });
+  }
   const user = find("users", context["user"], "user") ?? {};
   if (
     user["exec"] !== undefined ||
     user["auth-provider"] !== undefined ||
     cluster["proxy-url"] !== undefined
   ) {
-    return viaClientNode(file, [file]);
+    return viaClientNode(file, [file], allowInsecure);
   }
   const dir = dirname(file);
   const path = (value: unknown) =>
@@ -149,7 +160,7 @@ async function fromFile(file: string): Promise<LoadedKubeConfig> {
     {
       name: String(context["cluster"]),
       server: cluster["server"],
-      skipTLSVerify: cluster["insecure-skip-tls-verify"] === true,
+      skipTLSVerify,
       ...(caData !== undefined ? { caData } : {}),
       ...(caData === undefined && caFile !== undefined ? { caFile } : {}),
       ...(tlsServerName !== undefined ? { tlsServerName } : {}),
@@ -161,12 +172,20 @@ async function fromFile(file: string): Promise<LoadedKubeConfig> {
 }
 
 /** client-node's KubeConfig for what the lean one does not do (exec and auth-provider plugins, proxies, merged files). */
-async function viaClientNode(source: string, files: string[]): Promise<LoadedKubeConfig> {
+async function viaClientNode(
+  source: string,
+  files: string[],
+  allowInsecure: boolean,
+): Promise<LoadedKubeConfig> {
   const { KubeConfig } = await import("@kubernetes/client-node");
   const kc = new KubeConfig();
   if (files.length === 1) kc.loadFromFile(files[0]!);
   else kc.loadFromDefault(); // merges the KUBECONFIG list as kubectl does
-  if (!kc.getCurrentCluster()) throw new KubeConfigError(`kubeconfig ${source}: no current cluster`);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new KubeConfigError(`kubeconfig ${source}: no current cluster`);
+  if (cluster.skipTLSVerify && !allowInsecure) {
+    throw insecureTLSRefused({ kubeconfig: source, context: kc.getCurrentContext(), cluster: cluster.name });
+  }
   const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
   return Object.assign(kc, { namespace, source });
 }

@@ -13,6 +13,7 @@ import { KubeListerWatcher, type Compression, type KubeObject, type Resource } f
 import {
   createDequeueGuard,
   InFlightReconciles,
+  MemberFencedError,
   RingCoordinator,
   ShardedReflector,
   ShardMember,
@@ -54,6 +55,7 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
   private readonly inFlight = new InFlightReconciles();
   private readonly space: SlotSpace;
   private readonly logger: Logger;
+  private readonly fencedController = new AbortController();
 
   constructor(private readonly options: ControllerRingOptions<T>) {
     const tools = resolveInstrumentation(options, "@tessera/runtime");
@@ -106,6 +108,15 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
           : {}),
       }),
     });
+    this.member.fence.addEventListener(
+      "abort",
+      () => {
+        const reason: unknown = this.member.fence.reason;
+        if (reason instanceof MemberFencedError && reason.reason === "renewDeadlineExceeded")
+          this.fencedController.abort(reason);
+      },
+      { once: true },
+    );
     this.coordinator = new RingCoordinator({
       ...ring,
       slotCount: options.slots,
@@ -117,6 +128,15 @@ export class ControllerRing<T extends KubeObject> implements Runnable {
       ownedSlots: () => this.member.activeSlots,
       lookup: (key) => this.informer.lister.getByKey(key),
     });
+  }
+
+  /**
+   * Aborts when the member fences itself (a renewal missed past the renew
+   * deadline), never on a graceful stop: reconciles in flight must then end
+   * at once, before the coordinator may hand the member's slots to others.
+   */
+  get fenced(): AbortSignal {
+    return this.fencedController.signal;
   }
 
   /** Records the start of a reconcile of `key`; call the result when it ends. */

@@ -17,8 +17,11 @@ const SCOPE = "@tessera/runtime";
 /** A binding's dependency, typed by its token. */
 const use = <T>(ctx: ResolutionContext, id: Token<T>): T => ctx.get<T>(id);
 
-/** The connection pool the clients share; internal: swap the clients, not this. */
-const Transport = token<KubeTransport>("tessera.internal.Transport");
+/**
+ * The connection pool the clients share; internal: swap the clients, not this.
+ * Exported for the manager, whose metrics reviews go through it (not in {@link Tokens}).
+ */
+export const Transport = token<KubeTransport>("tessera.internal.Transport");
 
 /**
  * Binds what every manager's container holds (see {@link Tokens}). Services

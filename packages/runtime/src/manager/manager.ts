@@ -16,12 +16,21 @@ import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
 import { controllerMode } from "./controller-mode.js";
 import { HealthChecks } from "../server/health-checks.js";
 import { parseBindAddress } from "../server/bind-address.js";
-import { EndpointServer } from "../server/endpoint-server.js";
+import { EndpointServer, type EndpointHandler } from "../server/endpoint-server.js";
+import type { BindAddress } from "../server/bind-address.js";
+import { withAuthenticationAndAuthorization } from "../server/authenticated-handler.js";
+import { readServingCertificate, type ServingCertificate } from "../server/serving-certificate.js";
+import { selfSignedCertificate } from "../server/self-signed-certificate.js";
+import { SubjectAccessReviewAuthorizer } from "../server/subject-access-review-authorizer.js";
+import { TokenReviewAuthenticator } from "../server/token-review-authenticator.js";
+import { hostname } from "node:os";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
-import { bindDefaults } from "./default-bindings.js";
+import { RingMemberFencedError } from "./ring-member-fenced-error.js";
+import { bindDefaults, Transport } from "./default-bindings.js";
 import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
+import { checkInsecureTLS } from "../kubeconfig/insecure-tls.js";
 import type { ManagerOptions } from "./manager-options.js";
 import { loadConfig } from "../config/load-config.js";
 
@@ -92,9 +101,18 @@ export class Manager implements Runnable, Syncable {
       (await loadKubeConfig({
         ...(config.kubeconfig !== undefined ? { file: config.kubeconfig } : {}),
         ...(options.env ? { env: options.env } : {}),
+        allowInsecureTLS: config.allowInsecureTLS,
       }));
     const container = new Container();
     const flushDefaults = bindDefaults(container, config, kubeConfig, options);
+    // Here, once per manager, so its many clients share one warning (and a KubeConfig given in code is checked too).
+    const logger = withFields(container.get(Tokens.Logger), { component: "manager" });
+    try {
+      checkInsecureTLS(kubeConfig, config.allowInsecureTLS, logger);
+    } catch (error) {
+      await flushDefaults();
+      throw error;
+    }
     return new Manager(container, config, flushDefaults);
   }
 
@@ -236,7 +254,9 @@ export class Manager implements Runnable, Syncable {
    * Runs until `signal` aborts, then shuts down gracefully and resolves.
    * Rejects when start-up fails (a kind the server does not serve, caches
    * that do not sync in time), when a runnable fails, or when leadership is
-   * lost ({@link LeaderElectionLostError}); everything started is stopped first.
+   * lost ({@link LeaderElectionLostError}) or a sharded controller's ring
+   * member fences itself ({@link RingMemberFencedError}); everything started
+   * is stopped first.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.assertNew("run");
@@ -292,7 +312,15 @@ export class Manager implements Runnable, Syncable {
     const factory = this.get(Tokens.InformerFactory);
     watch("informers", factory.run(signal));
     for (const { ring, controller } of built) {
-      if (ring) watch(`ring ${controller.name}`, ring.run(signal));
+      if (!ring) continue;
+      watch(`ring ${controller.name}`, ring.run(signal));
+      ring.fenced.addEventListener(
+        "abort",
+        () => {
+          if (!signal.aborted) fail(new RingMemberFencedError(ring.member.identity, ring.fenced.reason));
+        },
+        { once: true },
+      );
     }
     for (const { controller } of built) controller.watch();
     this.health.addHealthCheck("watches", () => {
@@ -339,8 +367,11 @@ export class Manager implements Runnable, Syncable {
     logger.info("manager: caches synced", { controllers: built.map((b) => b.controller.name) });
 
     const leaderControllers = built.filter((b) => b.mode === "leader");
-    for (const { controller } of built.filter((b) => b.mode !== "leader")) {
-      watch(`controller ${controller.name}`, controller.work(signal));
+    for (const { controller, ring } of built.filter((b) => b.mode !== "leader")) {
+      watch(
+        `controller ${controller.name}`,
+        controller.work(signal, ring ? { abortInFlight: ring.fenced } : {}),
+      );
     }
     const leaderRunnables = this.runnables().filter((r) => r.needsLeader);
     for (const { runnable, name } of this.runnables().filter((r) => !r.needsLeader)) {
@@ -438,8 +469,14 @@ export class Manager implements Runnable, Syncable {
         name: "metrics",
         address: metrics,
         logger,
+        ...this.metricsServing(metrics, logger),
         routes: new Map([
-          ["/metrics", (req: IncomingMessage, res: ServerResponse) => prometheus.handle(req, res)],
+          [
+            "/metrics",
+            this.metricsFilter(logger)((req: IncomingMessage, res: ServerResponse) =>
+              prometheus.handle(req, res),
+            ),
+          ],
         ]),
       });
     }
@@ -447,6 +484,41 @@ export class Manager implements Runnable, Syncable {
       name: `${name} server`,
       run: (signal: AbortSignal) => server.run(signal),
     }));
+  }
+
+  /** The metrics server's certificate when `config.metrics.secure`: the files given, else a self-signed one. */
+  private metricsServing(address: BindAddress, logger: Logger): { tls?: ServingCertificate } {
+    const { secure, certFile, keyFile } = this.config.metrics;
+    if (!secure) return {};
+    if (certFile !== undefined && keyFile !== undefined) {
+      return { tls: readServingCertificate(certFile, keyFile) };
+    }
+    const bound =
+      address.host !== undefined && !["0.0.0.0", "::"].includes(address.host) ? [address.host] : [];
+    const hosts = [...new Set(["localhost", "127.0.0.1", "::1", hostname(), ...bound])];
+    logger.info(
+      "metrics: serving a self-signed certificate; give metrics.certFile and keyFile to use your own",
+      {
+        hosts,
+      },
+    );
+    return { tls: selfSignedCertificate({ hosts, clock: this.get(Tokens.Clock) }) };
+  }
+
+  /** Authentication and authorization of scrapes through the API server when `config.metrics.auth`. */
+  private metricsFilter(logger: Logger): (handler: EndpointHandler) => EndpointHandler {
+    if (!this.config.metrics.auth) return (handler) => handler;
+    if (!this.config.metrics.secure) {
+      logger.warn(
+        "metrics: auth is on without secure: scrapers' bearer tokens cross the network in clear text",
+      );
+    }
+    // The API client's own connection and credentials: the operator's service account reviews.
+    const transport = this.get(Transport);
+    const clock = this.get(Tokens.Clock);
+    const authenticator = new TokenReviewAuthenticator({ transport, clock });
+    const authorizer = new SubjectAccessReviewAuthorizer({ transport, clock });
+    return (handler) => withAuthenticationAndAuthorization(handler, { authenticator, authorizer, logger });
   }
 
   private runnables(): Array<{ runnable: Runnable<unknown>; needsLeader: boolean; name: string }> {

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { silentLogger, type Logger, type Runnable } from "@tessera/core";
 import type { BindAddress } from "./bind-address.js";
+import type { ServingCertificate } from "./serving-certificate.js";
 
 /** Answers one request of an {@link EndpointServer}. */
 export type EndpointHandler = (
@@ -17,11 +19,13 @@ export interface EndpointServerOptions {
   address: BindAddress;
   /** Handlers by path prefix; the longest matching prefix answers, else 404. */
   routes: ReadonlyMap<string, EndpointHandler>;
+  /** Serve HTTPS with this certificate; absent: plain HTTP. */
+  tls?: ServingCertificate;
   logger?: Logger;
 }
 
 /**
- * A small HTTP server for the manager's endpoints (probes, metrics): a
+ * A small HTTP (or, given a certificate, HTTPS) server for the manager's endpoints (probes, metrics): a
  * {@link Runnable} that listens until its signal aborts, then closes its
  * connections and resolves. `run` rejects if it cannot listen (the port is
  * taken), naming the server and the address.
@@ -35,7 +39,7 @@ export class EndpointServer implements Runnable {
   constructor(private readonly options: EndpointServerOptions) {
     this.logger = options.logger ?? silentLogger;
     const routes = [...options.routes].sort(([a], [b]) => b.length - a.length);
-    this.server = createServer((req, res) => {
+    const answer = (req: IncomingMessage, res: ServerResponse) => {
       const url = new URL(req.url ?? "/", "http://localhost");
       const route = routes.find(
         ([prefix]) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`),
@@ -51,7 +55,10 @@ export class EndpointServer implements Runnable {
         if (!res.headersSent) res.writeHead(500, { "Content-Type": "text/plain" });
         res.end("internal error\n");
       });
-    });
+    };
+    this.server = options.tls
+      ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, answer)
+      : createServer(answer);
   }
 
   /** The address it listens on, once listening (for port 0: the port chosen). */
@@ -87,6 +94,7 @@ export class EndpointServer implements Runnable {
     this.settle(this.bound);
     this.logger.info(`${this.options.name}: listening`, {
       address: `${this.bound.address}:${this.bound.port}`,
+      scheme: this.options.tls ? "https" : "http",
     });
     if (!signal.aborted)
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));

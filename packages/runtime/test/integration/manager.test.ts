@@ -2,7 +2,14 @@
 // reconciler's create, update and delete flows, owned objects kept as
 // declared, predicates, and start-up errors a user meets.
 import { strict as assert } from "node:assert";
-import { eventually, parsePrometheusText, sumSamples, useControlPlane } from "@tessera/testenv";
+import {
+  eventually,
+  FaultProxy,
+  kubeConfigVia,
+  parsePrometheusText,
+  sumSamples,
+  useControlPlane,
+} from "@tessera/testenv";
 import { ContainerModule } from "inversify";
 import { CapturingLogger } from "@tessera/core/testing";
 import { Leases } from "@tessera/reflector";
@@ -10,6 +17,7 @@ import {
   ApiClient,
   LeaderElectionLostError,
   Manager,
+  RingMemberFencedError,
   Tokens,
   type ManagerConfigInput,
 } from "../../src/index.js";
@@ -299,6 +307,56 @@ describe("Manager (in process, real API server)", function () {
     const abortedAfterMs = Date.now() - t0;
     assert.ok(abortedAfterMs < 20_000, `aborted ${abortedAfterMs} ms after the Lease was taken`);
     await assert.rejects(running, LeaderElectionLostError);
+  });
+
+  it("a sharded member that fences itself aborts its reconciles at once and stops the manager, so the process restarts", async () => {
+    const ns = await createNamespace(env.cp, "fenced");
+    // Every request of this manager goes through the proxy; stalling it starves the member Lease's renewals.
+    const proxy = new FaultProxy(Number(new URL(env.cp.apiserverUrl).port));
+    await proxy.start();
+    try {
+      const manager = await Manager.create({
+        config: { ...quiet, name: "fenced-member", namespace: ns, shutdown: { drainTimeoutMs: 60_000 } },
+        kubeConfig: kubeConfigVia(env.cp.kubeConfig, proxy.url),
+        env: {},
+      });
+      let aborted: ((reason: unknown) => void) | undefined;
+      const abortedReason = new Promise<unknown>((resolve) => (aborted = resolve));
+      let started = false;
+      manager
+        .controller()
+        .for(Widgets)
+        .mode("sharded")
+        .complete(async (_request, ctx) => {
+          started = true;
+          await new Promise<void>((resolve) =>
+            ctx.signal.addEventListener("abort", () => (aborted?.(ctx.signal.reason), resolve()), {
+              once: true,
+            }),
+          );
+        });
+      const running = manager.run(new AbortController().signal);
+      running.catch(() => undefined); // asserted below
+      await createWidget(env.cp, ns, "slow");
+      await eventually("the reconcile started", () => started);
+
+      proxy.stall();
+      const t0 = Date.now();
+      await abortedReason; // with the 60 s drain, only the fence can abort it this soon
+      const abortedAfterMs = Date.now() - t0;
+      // The renew deadline is 2 s; a fence that did not stop the work would leave it running for good.
+      assert.ok(abortedAfterMs < 20_000, `aborted ${abortedAfterMs} ms after the proxy stalled`);
+      proxy.stall(false);
+      const error = await running.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof RingMemberFencedError, `the run rejected with ${String(error)}`);
+      assert.match(error.message, /fenced itself .*renewDeadline.*restarts and rejoins the ring/);
+    } finally {
+      proxy.stall(false);
+      await proxy.stop();
+    }
   });
 
   it("fails start-up on a kind discovery does not know, naming its group, version and kind", async () => {

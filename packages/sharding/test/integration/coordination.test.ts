@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
-import { TestMetrics } from "@tessera/core/testing";
-import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
+import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
+import { eventually, FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
 import {
   AssignmentConflictError,
   ConfigMapAssignmentStore,
@@ -115,6 +115,7 @@ describe("ring coordination objects on the real control plane", function () {
       coordinator: RingCoordinator;
       coordinating: Promise<void>;
       metrics: TestMetrics;
+      logger: CapturingLogger;
     }
     const replicas = new Map<string, Replica>();
     const violations: string[] = [];
@@ -125,7 +126,9 @@ describe("ring coordination objects on the real control plane", function () {
       await proxy.start();
       const kubeConfig = kubeConfigVia(env.cp.kubeConfig, proxy.url);
       const metrics = new TestMetrics();
+      const logger = new CapturingLogger();
       const member = new ShardMember({
+        logger,
         kubeConfig,
         namespace: NS,
         ring,
@@ -142,6 +145,7 @@ describe("ring coordination objects on the real control plane", function () {
         expiryMarginMs: 1_000,
         election: durations,
         meter: metrics.meter,
+        logger,
       });
       const leave = new AbortController();
       const membership = member.run(leave.signal);
@@ -157,6 +161,7 @@ describe("ring coordination objects on the real control plane", function () {
         coordinator,
         coordinating: coordinator.run(stop.signal),
         metrics,
+        logger,
       };
       replicas.set(id, replica);
       return replica;
@@ -235,13 +240,71 @@ describe("ring coordination objects on the real control plane", function () {
       b.leave.abort();
       await b.membership;
       assert.equal(b.member.activeSlots.size, 0);
-      const lease = await env.cp.kubeConfig
-        .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ name: "web-pod-b", namespace: NS });
-      assert.equal(lease.spec?.holderIdentity, "", "the member Lease was handed back, not left to expire");
+      const leases = env.cp.kubeConfig.makeApiClient(CoordinationV1Api);
+      const read = () =>
+        leases.readNamespacedLease({ name: "web-pod-b", namespace: NS }).then(
+          (lease) => lease,
+          () => undefined, // 404: deleted
+        );
+      const lease = await read();
+      assert.ok(
+        lease === undefined || lease.spec?.holderIdentity === "",
+        "the member Lease was handed back (or already deleted), not left to expire",
+      );
       await settledOver(["pod-a", "pod-c"]);
+      // Every replica lists the ring's Leases; one left behind would cost each listing its bytes for good.
+      await eventually(
+        "the coordinator deleted the Lease handed back",
+        async () => (await read()) === undefined,
+      );
       replicas.delete("pod-b");
       await b.proxy.stop();
+      assert.deepEqual(violations, []);
+    });
+
+    it("refuses a hand-edited, corrupted assignment: logged with the ConfigMap named, members keep their slots, nothing crashes; repaired, the ring goes on", async () => {
+      const ids = [...replicas.keys()];
+      const core = env.cp.kubeConfig.makeApiClient(CoreV1Api);
+      const name = `${ring}-assignment`;
+      const good = await core.readNamespacedConfigMap({ name, namespace: NS });
+      const before = new Map(ids.map((id) => [id, new Set(replicas.get(id)!.member.activeSlots)]));
+      // An epoch that is not a plain decimal: read as a number it could move every member backwards.
+      await core.replaceNamespacedConfigMap({
+        name,
+        namespace: NS,
+        body: { ...good, data: { ...good.data, epoch: "0x10" } },
+      });
+      const refused = (message: RegExp) =>
+        [...replicas.values()].every((r) =>
+          r.logger
+            .matching(message, "warn")
+            .some((l) => JSON.stringify(l.fields ?? {}).includes(`ConfigMap ${NS}/${name}`)),
+        );
+      await eventually("every member refused it, naming the ConfigMap", () =>
+        refused(/could not apply the assignment/),
+      );
+      const coordinator = [...replicas.values()].find((r) => r.coordinator.isLeader)!;
+      await eventually("the coordinator refused it, naming the ConfigMap", () =>
+        coordinator.logger
+          .matching(/coordination step failed/, "warn")
+          .some((l) => JSON.stringify(l.fields ?? {}).includes(`ConfigMap ${NS}/${name}`)),
+      );
+      // A few polls later: every member still works on exactly its last good slots, and nobody stopped.
+      await new Promise((r) => setTimeout(r, 1_000));
+      for (const id of ids) {
+        assert.deepEqual(new Set(replicas.get(id)!.member.activeSlots), before.get(id), `${id}'s slots`);
+        assert.equal(replicas.get(id)!.member.fence.aborted, false, `${id} is still a member`);
+      }
+      const settled = await Promise.race([
+        Promise.all([...replicas.values()].map((r) => r.coordinating)).then(() => "a coordinator stopped"),
+        new Promise((r) => setTimeout(() => r("running"), 100)),
+      ]);
+      assert.equal(settled, "running");
+      // The coordinator did not overwrite the hand edit: a person decides what it should be.
+      const now = await core.readNamespacedConfigMap({ name, namespace: NS });
+      assert.equal(now.data?.["epoch"], "0x10");
+      await core.replaceNamespacedConfigMap({ name, namespace: NS, body: { ...now, data: good.data } });
+      await settledOver(ids);
       assert.deepEqual(violations, []);
     });
 
@@ -259,6 +322,12 @@ describe("ring coordination objects on the real control plane", function () {
       assert.equal(leader.member.activeSlots.size, 0);
       await settledOver([survivor.id]);
       assert.ok(survivor.coordinator.isLeader, `${survivor.id} coordinates now`);
+      // The fenced member's Lease expired; the new coordinator deletes it (it counts as gone).
+      const leases = env.cp.kubeConfig.makeApiClient(CoordinationV1Api);
+      await eventually("the expired member Lease was deleted", async () => {
+        const list = await leases.listNamespacedLease({ namespace: NS, labelSelector: `${RING_LABEL}=web` });
+        return !list.items.some((l) => l.metadata?.name === `web-${leader.id}`);
+      });
       assert.deepEqual(violations, []);
     });
   });

@@ -1,3 +1,11 @@
+/**
+ * @tessera/core/testing/fuzz: property-based fuzzing with fast-check for the
+ * boundaries where outside input enters (a decoder, a parser, a
+ * configuration), as Tessera's own fuzz tests run it: each target prints
+ * the runs it made, `FUZZ_RUNS` raises them for a long local run, and a run
+ * that takes too long counts as a failure (a hang in the making). Needs
+ * `fast-check` installed (an optional peer dependency).
+ */
 import fc from "fast-check";
 
 /**
