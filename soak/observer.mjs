@@ -20,6 +20,7 @@ export class Observer {
     this.tenantGenerations = new Map(); // key -> last generation written
     this.mirrorValues = new Map(); // source name -> last value written
     this.twoLeaderRounds = 0;
+    this.restarts = 0;
   }
 
   now() {
@@ -56,16 +57,29 @@ export class Observer {
           );
     } else if (/unhandled(Rejection| promise rejection)|UnhandledPromiseRejection/i.test(entry.msg ?? "")) {
       this.violation("no unhandled rejection", `${replica.name}: ${String(entry.msg).slice(0, 300)}`);
+    } else if (entry.msg === "manager: stopping" && entry.reason) {
+      replica.lastError = entry.reason;
+      this.event(`${replica.name}: stopping: ${entry.reason}`);
     } else if (entry.level === "error" || entry.raw) {
+      if (entry.level === "error" || /Error: /.test(entry.msg ?? ""))
+        replica.lastError = `${entry.msg} ${JSON.stringify(entry.error ?? "")}`;
       this.event(`${replica.name}: ${String(entry.msg).slice(0, 200)}${entry.error ? `: ${JSON.stringify(entry.error).slice(0, 200)}` : ""}`);
     }
   }
 
+  /**
+   * A replica's exit. One that stops by itself with exit code 1 after losing
+   * its member Lease or its leadership does so on purpose, to be restarted
+   * (as a kubelet would); any other exit not asked for is a crash.
+   */
   onExit(replica, code, signal) {
     this.event(`${replica.name} exited (${signal ?? code})`);
-    if (!replica.stopping) this.violation("no replica crashes", `${replica.name} exited by itself with ${signal ?? code}`);
-    else if (replica.signal === "SIGTERM" && code !== 0)
+    if (!replica.stopping) {
+      if (code === 1 && /fenced itself|leader election lost/.test(replica.lastError ?? "")) this.restarts++;
+      else this.violation("no replica crashes", `${replica.name} exited by itself with ${signal ?? code}: ${replica.lastError}`);
+    } else if (replica.signal === "SIGTERM" && code !== 0) {
       this.violation("clean drain on SIGTERM", `${replica.name} exited with ${signal ?? code}`);
+    }
   }
 
   async get(path) {

@@ -43,9 +43,11 @@ export class Replicas {
         TESSERA_LOG_LEVEL: "info",
         TESSERA_HEALTH_BIND_ADDRESS: "0",
         TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
-        TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "3000",
-        TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "2000",
-        TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",
+        // Shorter than client-go's 15/10/2 s so that failovers fit a short run,
+        // longer than scripts/demo.mjs's 3/2/0.5 s, which fence on a busy machine.
+        TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "8000",
+        TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "5000",
+        TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "1000",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -48,11 +48,16 @@ say(`seed ${SEED} (replay: npm run soak -- --seed ${SEED} --minutes ${MINUTES});
 
 const cp = new ControlPlane({ crds: [join(examples.sharded, "deploy/base/crds")] });
 let observer;
+let ending = false;
 const replicas = new Replicas({
   cp,
   work,
   onLine: (r, entry) => observer.onLine(r, entry),
-  onExit: (r, code, signal) => observer.onExit(r, code, signal),
+  onExit: (r, code, signal) => {
+    observer.onExit(r, code, signal);
+    // Restarted as a kubelet would, unless the soak stopped it or is ending.
+    if (!r.stopping && !ending) start(r.example).catch((err) => observer.event(`restart failed: ${err.message}`));
+  },
 });
 observer = new Observer({ cp, replicas, started });
 process.on("unhandledRejection", (err) => observer.violation("no unhandled rejection", `the soak itself: ${err}`));
@@ -189,6 +194,7 @@ try {
   }
   writing = false;
   await writing$;
+  ending = true;
   await converge(observer.snapshot(), Date.now(), "the end of the run");
   sampling = false;
   await sampling$;
@@ -206,6 +212,7 @@ try {
     writes: counters.writes,
     failedWrites: counters.failed,
     reconciles: observer.reconciles,
+    restarts: observer.restarts,
     violations: observer.violations,
     rss,
     wallMs: Date.now() - started,
@@ -216,6 +223,7 @@ try {
   failed = true;
   console.error(`soak: FAILED: ${err.stack ?? err}`);
 } finally {
+  ending = true;
   writing = false;
   sampling = false;
   await replicas.stopAll().catch(() => {});
