@@ -18,7 +18,10 @@ export async function inject(fault, ctx) {
     while (replicas.live(example).length < wanted) await ctx.start(example);
   };
   // Nothing to aim a replica fault at (all restarting): a restart of the API server instead.
-  if (/^(proxy|replica|scale-down)/.test(fault.kind) && !(fault.kind.startsWith("proxy") ? proxyTarget() : sharded[0]))
+  if (
+    /^(proxy|replica|scale-down)/.test(fault.kind) &&
+    !(fault.kind.startsWith("proxy") ? proxyTarget() : sharded[0])
+  )
     fault.kind = "apiserver-restart";
   switch (fault.kind) {
     case "proxy-cut": {

@@ -18,7 +18,8 @@ export function overlappingReconciles(spans) {
     // Against the latest-ending span so far from another replica.
     let open;
     for (const s of list) {
-      if (open && open.replica !== s.replica && s.startedAt < open.endedAt) found.push({ key, a: open, b: s });
+      if (open && open.replica !== s.replica && s.startedAt < open.endedAt)
+        found.push({ key, a: open, b: s });
       if (!open || s.endedAt > open.endedAt) open = s;
     }
   }

@@ -33,7 +33,9 @@ export class Observer {
 
   violation(invariant, detail) {
     const at = this.now();
-    const around = this.events.filter(([t]) => t >= at - 15_000).map(([t, e]) => `${(t / 1000).toFixed(1)}s ${e}`);
+    const around = this.events
+      .filter(([t]) => t >= at - 15_000)
+      .map(([t, e]) => `${(t / 1000).toFixed(1)}s ${e}`);
     this.violations.push({ at, invariant, detail, events: around });
     this.event(`VIOLATION ${invariant}: ${detail}`);
     console.log(`soak: VIOLATION at ${(at / 1000).toFixed(1)} s: ${invariant}: ${detail}`);
@@ -63,7 +65,9 @@ export class Observer {
     } else if (entry.level === "error" || entry.raw) {
       if (entry.level === "error" || /Error: /.test(entry.msg ?? ""))
         replica.lastError = `${entry.msg} ${JSON.stringify(entry.error ?? "")}`;
-      this.event(`${replica.name}: ${String(entry.msg).slice(0, 200)}${entry.error ? `: ${JSON.stringify(entry.error).slice(0, 200)}` : ""}`);
+      this.event(
+        `${replica.name}: ${String(entry.msg).slice(0, 200)}${entry.error ? `: ${JSON.stringify(entry.error).slice(0, 200)}` : ""}`,
+      );
     }
   }
 
@@ -76,7 +80,11 @@ export class Observer {
     this.event(`${replica.name} exited (${signal ?? code})`);
     if (!replica.stopping) {
       if (code === 1 && /fenced itself|leader election lost/.test(replica.lastError ?? "")) this.restarts++;
-      else this.violation("no replica crashes", `${replica.name} exited by itself with ${signal ?? code}: ${replica.lastError}`);
+      else
+        this.violation(
+          "no replica crashes",
+          `${replica.name} exited by itself with ${signal ?? code}: ${replica.lastError}`,
+        );
     } else if (replica.signal === "SIGTERM" && code !== 0) {
       this.violation("clean drain on SIGTERM", `${replica.name} exited with ${signal ?? code}`);
     }
@@ -94,7 +102,9 @@ export class Observer {
     await Promise.all(
       this.replicas.live().map(async (r) => {
         try {
-          const res = await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`, { signal: AbortSignal.timeout(2000) });
+          const res = await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`, {
+            signal: AbortSignal.timeout(2000),
+          });
           const names = [];
           for (const family of parsePrometheusText(await res.text()).values())
             for (const s of family.samples)
@@ -138,7 +148,9 @@ export class Observer {
     );
     const late = behind(wanted.tenants, observed);
     const copies = await this.get(`/api/v1/namespaces/${MIRROR_TARGET}/configmaps`);
-    const copied = new Map(copies.items.map((c) => [c.metadata.name.replace(/^default\./, ""), Number(c.data?.v ?? 0)]));
+    const copied = new Map(
+      copies.items.map((c) => [c.metadata.name.replace(/^default\./, ""), Number(c.data?.v ?? 0)]),
+    );
     for (const [name, v] of wanted.mirror) if ((copied.get(name) ?? -1) < v) late.push(`mirror:${name}`);
     return late;
   }

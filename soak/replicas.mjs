@@ -51,7 +51,17 @@ export class Replicas {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const replica = { name, example, child, pid: child.pid, proxy, metricsPort, gone: false, stopping: false, rss: [] };
+    const replica = {
+      name,
+      example,
+      child,
+      pid: child.pid,
+      proxy,
+      metricsPort,
+      gone: false,
+      stopping: false,
+      rss: [],
+    };
     replica.exited = new Promise((resolve) =>
       child.on("exit", (code, signal) => {
         replica.gone = true;

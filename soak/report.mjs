@@ -23,7 +23,19 @@ export function rssFigures(replicas, runMs) {
   });
 }
 
-export function report({ seed, minutes, faults, convergence, writes, failedWrites, reconciles, restarts, violations, rss, wallMs }) {
+export function report({
+  seed,
+  minutes,
+  faults,
+  convergence,
+  writes,
+  failedWrites,
+  reconciles,
+  restarts,
+  violations,
+  rss,
+  wallMs,
+}) {
   const byKind = {};
   for (const f of faults) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
   const converge = {};
@@ -51,10 +63,18 @@ export function print(figures, jsonPath) {
   const f = figures;
   console.log("");
   console.log(`soak summary (seed ${f.seed}, ${f.minutes} min, wall ${f.wallSeconds} s)`);
-  console.log(`  faults: ${f.faultsTotal} (${Object.entries(f.faults).map(([k, n]) => `${k} ${n}`).join(", ")})`);
-  console.log(`  writes: ${f.writes} (${f.failedWrites} refused during faults, retried by later writes); reconciles: ${f.reconciles}; replicas that exited to be restarted (fenced or leadership lost): ${f.restarts}`);
+  console.log(
+    `  faults: ${f.faultsTotal} (${Object.entries(f.faults)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(", ")})`,
+  );
+  console.log(
+    `  writes: ${f.writes} (${f.failedWrites} refused during faults, retried by later writes); reconciles: ${f.reconciles}; replicas that exited to be restarted (fenced or leadership lost): ${f.restarts}`,
+  );
   for (const [kind, c] of Object.entries(f.convergeMs))
-    console.log(`  converged after ${kind}: p50 ${(c.p50 / 1000).toFixed(1)} s, max ${(c.max / 1000).toFixed(1)} s (${c.count})`);
+    console.log(
+      `  converged after ${kind}: p50 ${(c.p50 / 1000).toFixed(1)} s, max ${(c.max / 1000).toFixed(1)} s (${c.count})`,
+    );
   for (const r of f.rss) {
     const s = (v) => (v === undefined ? "-" : v.toFixed(1));
     console.log(

@@ -56,11 +56,14 @@ const replicas = new Replicas({
   onExit: (r, code, signal) => {
     observer.onExit(r, code, signal);
     // Restarted as a kubelet would, unless the soak stopped it or is ending.
-    if (!r.stopping && !ending) start(r.example).catch((err) => observer.event(`restart failed: ${err.message}`));
+    if (!r.stopping && !ending)
+      start(r.example).catch((err) => observer.event(`restart failed: ${err.message}`));
   },
 });
 observer = new Observer({ cp, replicas, started });
-process.on("unhandledRejection", (err) => observer.violation("no unhandled rejection", `the soak itself: ${err}`));
+process.on("unhandledRejection", (err) =>
+  observer.violation("no unhandled rejection", `the soak itself: ${err}`),
+);
 
 const start = (example) => replicas.start(example, join(examples[example], "dist/src/main.js"));
 const leaderOf = async (prefix, example) => {
@@ -108,13 +111,20 @@ async function writer(random) {
     try {
       if (random() < 0.8) {
         const name = `tenant-${Math.floor(random() * OBJECTS)}`;
-        const body = { spec: { tier: tiers[Math.floor(random() * 3)], displayName: `Tenant ${name} v${v++}` } };
+        const body = {
+          spec: { tier: tiers[Math.floor(random() * 3)], displayName: `Tenant ${name} v${v++}` },
+        };
         const t = await call("PATCH", `${TENANTS}/${name}`, body, "application/merge-patch+json");
         observer.tenantGenerations.set(name, t.metadata.generation);
       } else {
         const name = `source-${Math.floor(random() * SOURCES)}`;
         const value = v++;
-        await call("PATCH", `/api/v1/namespaces/default/configmaps/${name}`, { data: { v: String(value) } }, "application/merge-patch+json");
+        await call(
+          "PATCH",
+          `/api/v1/namespaces/default/configmaps/${name}`,
+          { data: { v: String(value) } },
+          "application/merge-patch+json",
+        );
         observer.mirrorValues.set(name, value);
       }
       counters.writes++;
@@ -135,7 +145,7 @@ async function sampler() {
 
 const faults = [];
 const convergence = {};
-let failed = false;
+let failed;
 try {
   say("starting etcd and kube-apiserver");
   await cp.start();
@@ -166,9 +176,13 @@ try {
   for (let i = 0; i < 3; i++) await start("sharded");
   for (let i = 0; i < 2; i++) await start("leader");
   const sampling$ = sampler();
-  say(`${OBJECTS} Tenants, ${SOURCES} mirrored ConfigMaps, 3 sharded and 2 leader-elected replicas; waiting for the first sync`);
+  say(
+    `${OBJECTS} Tenants, ${SOURCES} mirrored ConfigMaps, 3 sharded and 2 leader-elected replicas; waiting for the first sync`,
+  );
   const first = await converge(observer.snapshot(), Date.now(), "first sync");
-  say(`first sync in ${first === undefined ? "(not converged)" : `${(first / 1000).toFixed(1)} s`}; faults for ${MINUTES} min`);
+  say(
+    `first sync in ${first === undefined ? "(not converged)" : `${(first / 1000).toFixed(1)} s`}; faults for ${MINUTES} min`,
+  );
   const writing$ = writer(seededRandom(SEED ^ 0x5eed));
   const schedule = seededRandom(SEED);
   const soakStarted = Date.now();
@@ -203,7 +217,10 @@ try {
   const rss = rssFigures(replicas.all, runMs);
   for (const r of rss)
     if (r.unbounded)
-      observer.violation("RSS does not grow without bound", `${r.replica}: ${r.secondHalfSlopeMiBPerMin.toFixed(1)} MiB/min over the second half`);
+      observer.violation(
+        "RSS does not grow without bound",
+        `${r.replica}: ${r.secondHalfSlopeMiBPerMin.toFixed(1)} MiB/min over the second half`,
+      );
   const figures = report({
     seed: SEED,
     minutes: MINUTES,
@@ -229,5 +246,9 @@ try {
   await replicas.stopAll().catch(() => {});
   await cp.stop().catch(() => {});
 }
-say(failed ? `FAILED (seed ${SEED}; replay with --seed ${SEED}); logs in ${work}` : `passed, 0 violations (seed ${SEED})`);
+say(
+  failed
+    ? `FAILED (seed ${SEED}; replay with --seed ${SEED}); logs in ${work}`
+    : `passed, 0 violations (seed ${SEED})`,
+);
 process.exit(failed ? 1 : 0);

@@ -53,7 +53,12 @@ export class TenantReconciler implements ReconcilerPlugin<Tenant> {
     }
   }
 
-  private async provision(tenant: Tenant, name: string, namespace: Request["namespace"], ctx: ReconcileContext<Tenant>) {
+  private async provision(
+    tenant: Tenant,
+    name: string,
+    namespace: Request["namespace"],
+    ctx: ReconcileContext<Tenant>,
+  ) {
     const spec = tenant.spec;
     const objectName = `tenant-${name}`;
     const labels = { "tenancy.example.com/tenant": name };
