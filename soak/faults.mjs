@@ -15,7 +15,9 @@ export async function inject(fault, ctx) {
   const kill = async (replica, signal, example) => {
     await replicas.stop(replica, signal);
     const wanted = example === "leader" ? 2 : 3;
-    while (replicas.live(example).length < wanted) await ctx.start(example);
+    let started = 0;
+    for (; replicas.live(example).length < wanted; started++) await ctx.start(example);
+    return started ? "replaced" : "not replaced";
   };
   // Nothing to aim a replica fault at (all restarting): a restart of the API server instead.
   if (
@@ -62,18 +64,15 @@ export async function inject(fault, ctx) {
     case "replica-sigterm": {
       const signal = fault.kind === "replica-sigkill" ? "SIGKILL" : "SIGTERM";
       const r = pickFrom(sharded);
-      await kill(r, signal, "sharded");
-      return `${r.name} ${signal}, replaced`;
+      return `${r.name} ${signal}, ${await kill(r, signal, "sharded")}`;
     }
     case "coordinator-kill": {
       const r = (await ctx.leaderOf("coordinator", "sharded")) ?? pickFrom(sharded);
-      await kill(r, "SIGKILL", "sharded");
-      return `${r.name} (coordinator) SIGKILL, replaced`;
+      return `${r.name} (coordinator) SIGKILL, ${await kill(r, "SIGKILL", "sharded")}`;
     }
     case "leader-kill": {
       const r = (await ctx.leaderOf("", "leader")) ?? pickFrom(replicas.live("leader"));
-      await kill(r, "SIGKILL", "leader");
-      return `${r.name} (leader) SIGKILL, replaced`;
+      return `${r.name} (leader) SIGKILL, ${await kill(r, "SIGKILL", "leader")}`;
     }
     case "scale-up": {
       const r = await ctx.start("sharded");
