@@ -6,12 +6,13 @@ import { p50max, slopePerMinute } from "./invariants.mjs";
 export const RSS_SLOPE_LIMIT_MIB_PER_MIN = 8;
 
 /** RSS figures per replica, and a violation for each whose second-half slope passes the limit. */
-export function rssFigures(replicas, runMs) {
+export function rssFigures(replicas) {
   return replicas.map((r) => {
-    const second = r.rss.filter(([t]) => t >= runMs / 2);
-    // A replica that lived less than a minute of the second half has no slope worth judging.
-    const span = second.length ? second.at(-1)[0] - second[0][0] : 0;
-    const slope = span >= 60_000 ? slopePerMinute(second) : undefined;
+    // The second half of the replica's own life, judged only when it lived
+    // three minutes: a younger replica's slope is its start-up warm-up.
+    const life = r.rss.length ? r.rss.at(-1)[0] - r.rss[0][0] : 0;
+    const second = r.rss.filter(([t]) => t >= r.rss[0][0] + life / 2);
+    const slope = life >= 180_000 ? slopePerMinute(second) : undefined;
     return {
       replica: r.name,
       startMiB: r.rss[0]?.[1],

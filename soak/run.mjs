@@ -213,8 +213,7 @@ try {
   sampling = false;
   await sampling$;
   await observer.sample();
-  const runMs = Date.now() - started;
-  const rss = rssFigures(replicas.all, runMs);
+  const rss = rssFigures(replicas.all);
   for (const r of rss)
     if (r.unbounded)
       observer.violation(
