@@ -24,4 +24,6 @@ node scripts/audit.mjs
 if command -v go >/dev/null; then node packages/reflector/tools/proto/generate.mjs --check; fi
 # The reflector's integration suite once more, over Kubernetes protobuf (its summary is not the last line).
 TESSERA_TEST_WIRE=protobuf npx mocha --config .mocharc.json 'packages/reflector/dist/test/integration/*.test.js'
+# The two-minute fault soak with a fixed seed (soak/run.mjs; exits 1 on a violation, printing the seed and the events around it).
+node soak/run.mjs --minutes 2 --seed 17 --objects 100
 npx mocha --config .mocharc.json 'packages/*/dist/test/**/*.test.js' 'examples/*/dist/test/**/*.test.js'
