@@ -48,6 +48,7 @@ const cp = new ControlPlane({ crds: [join(example, "deploy/base/crds")] });
 const replicas = []; // { name, child, proxy, metricsPort, exited, gone }
 let unsharded;
 let failed = false;
+let stopping = false;
 let next = 0;
 
 async function startReplica() {
@@ -78,6 +79,18 @@ async function startReplica() {
   child.stderr.pipe(log);
   const replica = { name, child, proxy, metricsPort, gone: false, last: { reconciles: 0, events: 0 } };
   replica.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)));
+  // A replica that exits by itself with code 1 (its ring member fenced itself, or it lost its
+  // leadership) asks to be restarted: a Deployment would, so the demo does.
+  void replica.exited.then((code) => {
+    if (code !== 1 || replica.gone || stopping) return;
+    replica.gone = true;
+    say(
+      `${name} exited with code 1 (see ${join(work, `${name}.log`)}); starting a replacement, as a Deployment would`,
+    );
+    void startReplica().then((replacement) => {
+      if (stopping) replacement.child.kill("SIGTERM");
+    });
+  });
   replicas.push(replica);
   return replica;
 }
@@ -327,6 +340,7 @@ try {
   failed = true;
   console.error(`demo: FAILED: ${err.message}; replica logs in ${work}`);
 } finally {
+  stopping = true;
   unsharded?.stop();
   for (const r of replicas) if (!r.gone) r.child.kill("SIGTERM");
   await Promise.all(replicas.map((r) => r.exited));
