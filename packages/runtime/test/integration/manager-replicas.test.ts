@@ -197,7 +197,15 @@ describe("Manager replicas (separate processes, real API server)", function () {
     const ns = await createNamespace(env.cp, "sharded");
     const count = 2000;
     const names = Array.from({ length: count }, (_, i) => `w${i}`);
-    const config = { TESSERA_NAME: "sharded-test", TESSERA_MODE: "sharded", TESSERA_SHARDING_SLOTS: "64" };
+    const config = {
+      TESSERA_NAME: "sharded-test",
+      TESSERA_MODE: "sharded",
+      TESSERA_SHARDING_SLOTS: "64",
+      // 2,000 creates load 2 cores; a member that missed a 2 s renew deadline would fence and exit.
+      TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "8000",
+      TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "5000",
+      TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "1000",
+    };
     const first = await Promise.all(["s1", "s2", "s3"].map((n) => start(n, config)));
     // The ring settles: each of the three holds its share of the 64 slots.
     await eventually("the 64 slots are shared by the three replicas", async () => {
