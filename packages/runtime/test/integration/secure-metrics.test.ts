@@ -158,7 +158,12 @@ describe("Secure metrics (real API server)", function () {
 
   it("HTTPS with a self-signed certificate: 401 without a valid token, 403 for a service account RBAC does not allow, 200 and Prometheus text for one it does; probes stay plain HTTP", async () => {
     const logger = new CapturingLogger();
-    const { metrics, health } = await startManager({ metrics: { secure: true } }, { widgets: true, logger });
+    const { manager, metrics, health } = await startManager(
+      { metrics: { secure: true } },
+      { widgets: true, logger },
+    );
+    // The controller's metrics exist once it is built: after its caches synced (the servers listen before).
+    assert.ok(await manager.waitForSync(), "the manager synced");
 
     const none = await scrape(metrics.port);
     assert.equal(none.status, 401);
