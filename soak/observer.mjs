@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { parsePrometheusText } from "@tessera/testenv";
 import { behind, overlappingReconciles, twoLeaders } from "./invariants.mjs";
+import { LOGGED_VIOLATIONS } from "./report.mjs";
 
 export const TENANTS = "/apis/tenancy.example.com/v1alpha1/namespaces/default/tenants";
 export const MIRROR_TARGET = "soak-mirror";
@@ -33,12 +34,17 @@ export class Observer {
 
   violation(invariant, detail) {
     const at = this.now();
-    const around = this.events
-      .filter(([t]) => t >= at - 15_000)
-      .map(([t, e]) => `${(t / 1000).toFixed(1)}s ${e}`);
+    // The events around the first few are what a reader needs; a broken
+    // invariant can be hit thousands of times, and the log must stay readable.
+    const first = this.violations.length < LOGGED_VIOLATIONS;
+    const around = first
+      ? this.events.filter(([t]) => t >= at - 15_000).map(([t, e]) => `${(t / 1000).toFixed(1)}s ${e}`)
+      : [];
     this.violations.push({ at, invariant, detail, events: around });
     this.event(`VIOLATION ${invariant}: ${detail}`);
-    console.log(`soak: VIOLATION at ${(at / 1000).toFixed(1)} s: ${invariant}: ${detail}`);
+    if (first) console.log(`soak: VIOLATION at ${(at / 1000).toFixed(1)} s: ${invariant}: ${detail}`);
+    else if (this.violations.length === LOGGED_VIOLATIONS + 1)
+      console.log(`soak: more violations; the rest are counted in the summary and written to the JSON`);
   }
 
   /** Each JSON log line of a replica: reconcile spans and unhandled rejections. */

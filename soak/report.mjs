@@ -5,6 +5,9 @@ import { p50max, slopePerMinute } from "./invariants.mjs";
 /** RSS growth over the second half of the run above this many MiB/min counts as unbounded. */
 export const RSS_SLOPE_LIMIT_MIB_PER_MIN = 8;
 
+/** How many violations are printed in full, with the events around them; the JSON has them all. */
+export const LOGGED_VIOLATIONS = 10;
+
 /** RSS figures per replica, and a violation for each whose second-half slope passes the limit. */
 export function rssFigures(replicas) {
   return replicas.map((r) => {
@@ -83,10 +86,15 @@ export function print(figures, jsonPath) {
     );
   }
   console.log(`  violations: ${f.violations}`);
-  for (const v of f.violationDetails) {
+  const byInvariant = new Map();
+  for (const v of f.violationDetails) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
+  for (const [invariant, n] of byInvariant) console.log(`    ${n} x ${invariant}`);
+  for (const v of f.violationDetails.slice(0, LOGGED_VIOLATIONS)) {
     console.log(`  - ${(v.at / 1000).toFixed(1)} s ${v.invariant}: ${v.detail}`);
     for (const e of v.events.slice(-25)) console.log(`      ${e}`);
   }
+  if (f.violations > LOGGED_VIOLATIONS)
+    console.log(`  (${f.violations - LOGGED_VIOLATIONS} more violations, with their details, in the JSON)`);
   writeFileSync(jsonPath, JSON.stringify(f, null, 2));
   console.log(`  JSON: ${jsonPath}`);
 }

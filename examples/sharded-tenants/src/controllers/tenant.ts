@@ -36,17 +36,20 @@ export class TenantReconciler implements ReconcilerPlugin<Tenant> {
   }
 
   async reconcile({ name, namespace }: Request, ctx: ReconcileContext<Tenant>) {
-    const tenant = ctx.current(); // from the cache; undefined once deleted
-    if (!tenant) return; // its ConfigMap and ServiceAccount go with it
     // One info line per reconcile with its span on the wall clock, which every
     // process on a machine shares: an outside observer (the fault soak) checks
-    // from these that no Tenant is reconciled by two replicas at once.
+    // from these that no Tenant is reconciled by two replicas at once. A
+    // reconcile that finds no Tenant counts too: a reconciler that cleans up
+    // after a missing object would act on it.
     const startedAt = this.clock.wallTime().getTime();
+    const tenant = ctx.current(); // from the cache; undefined once deleted
     try {
-      await this.provision(tenant, name, namespace, ctx);
+      // Without a Tenant, its ConfigMap and ServiceAccount go with it (owner references).
+      if (tenant) await this.provision(tenant, name, namespace, ctx);
     } finally {
       ctx.logger.info("reconciled", {
-        generation: tenant.metadata?.generation,
+        found: tenant !== undefined,
+        generation: tenant?.metadata?.generation,
         startedAt,
         endedAt: this.clock.wallTime().getTime(),
       });
