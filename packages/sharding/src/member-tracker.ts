@@ -3,6 +3,9 @@ import type { Clock } from "@tessera/core";
 import type { RingView } from "./assignment.js";
 import { ACKNOWLEDGED_EPOCH_ANNOTATION } from "./member-lease.js";
 
+/** How many superseded versions of a Lease the tracker remembers, to know them when a copy that is behind shows them again. */
+const EARLIER_VERSIONS = 8;
+
 /** What the tracker knows of one member. */
 export interface TrackedMember {
   readonly identity: string;
@@ -25,9 +28,17 @@ export interface TrackedMember {
  * A tracker that starts (a new coordinator) counts every held Lease as just
  * renewed, so a member that crashed just before is given a full lease
  * duration plus margin again: slower, never unsafe.
+ *
+ * A copy of the Leases that may be behind (a watch's, which stops moving
+ * while the watch is down) is observed as partial: it can show a member
+ * renewed, acknowledging or joining, never leaving. Whether a member left is
+ * only decided on a complete, fresh listing ({@link MemberTracker.losesMembers}
+ * says when one is needed): read from a stale copy, every member would look
+ * expired, and their slots would move while they still work on them.
  */
 export class MemberTracker {
-  private readonly seen = new Map<string, { version: string; member: TrackedMember }>();
+  /** Per Lease name: the latest version seen, a few before it (old news if shown again), and the member. */
+  private readonly seen = new Map<string, { version: string; earlier: string[]; member: TrackedMember }>();
 
   constructor(
     private readonly clock: Clock,
@@ -35,8 +46,13 @@ export class MemberTracker {
     readonly marginMs: number,
   ) {}
 
-  /** Takes in a fresh listing of the ring's member Leases. */
-  observe(leases: readonly V1Lease[]): void {
+  /**
+   * Takes in a listing of the ring's member Leases. `complete` (the default):
+   * a fresh listing of all of them, so a Lease it leaves out, or shows handed
+   * back, ends that membership. Partial: a copy that may be behind, which
+   * only adds what it shows; a version of a Lease seen before is old news.
+   */
+  observe(leases: readonly V1Lease[], { complete = true }: { complete?: boolean } = {}): void {
     const now = this.clock.now();
     const present = new Set<string>();
     for (const lease of leases) {
@@ -47,10 +63,12 @@ export class MemberTracker {
       const version = lease.metadata?.resourceVersion ?? "";
       const before = this.seen.get(name);
       if (before && before.version === version && before.member.identity === holder) continue;
+      if (!complete && before?.earlier.includes(version)) continue;
       const raw = lease.metadata?.annotations?.[ACKNOWLEDGED_EPOCH_ANNOTATION];
       const acked = raw === undefined ? undefined : Number(raw);
       this.seen.set(name, {
         version,
+        earlier: before ? [before.version, ...before.earlier].slice(0, EARLIER_VERSIONS) : [],
         member: {
           identity: holder,
           acknowledged: Number.isSafeInteger(acked) ? acked : undefined,
@@ -59,7 +77,25 @@ export class MemberTracker {
         },
       });
     }
-    for (const name of [...this.seen.keys()]) if (!present.has(name)) this.seen.delete(name);
+    if (complete) for (const name of [...this.seen.keys()]) if (!present.has(name)) this.seen.delete(name);
+  }
+
+  /**
+   * Whether a listing that may be behind would end a membership if taken as
+   * complete: a member whose Lease it leaves out or shows handed back, or a
+   * member not seen renewed within its duration plus the margin. Then only a
+   * fresh listing may decide.
+   */
+  losesMembers(leases: readonly V1Lease[]): boolean {
+    const held = new Set<string>();
+    for (const lease of leases)
+      if (lease.metadata?.name && lease.spec?.holderIdentity) held.add(lease.metadata.name);
+    const now = this.clock.now();
+    for (const [name, { member }] of this.seen) {
+      if (!held.has(name)) return true;
+      if (now - member.changedAt > member.leaseDurationMs + this.marginMs) return true;
+    }
+    return false;
   }
 
   /** The members that count as live now, sorted. */

@@ -199,8 +199,19 @@ export class RingCoordinator implements Runnable {
   /** One round: observe members, advance the assignment as far as it goes, publish each epoch. */
   private async step(tracker: MemberTracker, signal: AbortSignal): Promise<void> {
     const watched = this.watchedLeases;
-    const leases = watched?.hasSynced() ? watched.list() : await this.leases.list(this.memberSelector);
-    tracker.observe(leases);
+    let leases: readonly V1Lease[] | undefined;
+    if (watched?.hasSynced()) {
+      // The watch's copy stops moving while the watch is down (a kube-apiserver restart, then
+      // the reflector's backoff): it may show members renewing or acknowledging, but a member
+      // that seems to have left is confirmed by a fresh listing first.
+      leases = watched.list();
+      tracker.observe(leases, { complete: false });
+      if (tracker.losesMembers(leases)) leases = undefined;
+    }
+    if (!leases) {
+      leases = await this.leases.list(this.memberSelector);
+      tracker.observe(leases);
+    }
     await this.deleteLeftBehind(tracker.leftBehind(leases));
     let read = await this.store.read();
     if (!read) {
