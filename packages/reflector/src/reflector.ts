@@ -330,8 +330,15 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
           await this.listAndWatch(stop);
         } catch (err) {
           if (stop.aborted) break;
+          const previous = this.lastErr;
           this.report(err);
           if (isResourceExpired(err) || isTooLargeResourceVersion(err)) {
+            // A 410 is an answer: the server is back. The relist it asks for waits the first
+            // delay, not one grown while the server could not be reached (client-go waits the
+            // grown one, which after a short API server restart held caches back over a minute
+            // in the fault soak). 410s in a row still grow it, so a relist that keeps missing
+            // the compaction window backs off.
+            if (!isResourceExpired(previous) && !isTooLargeResourceVersion(previous)) this.backoff.reset();
             this.rvUnavailable = true;
             this.relistReason = "expired";
           } else {

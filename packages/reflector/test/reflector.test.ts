@@ -472,6 +472,30 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
       await finish(h);
     });
 
+    it("relists on a 410 after the first delay, not one grown while the server was unreachable; 410s in a row still grow it", async () => {
+      const h = start({ watchList: false });
+      let w = await syncByList(h, "7", []);
+      // The server goes away: each retry of the watch fails, and the delay doubles (random 0.5: x1.5).
+      for (const delay of [1200, 2400, 4800, 9600]) {
+        w.fail(new ConnectionError(ctx, "connect ECONNREFUSED"));
+        await h.clock.flush();
+        assert.deepEqual(h.clock.pendingDelays(), [delay]);
+        await h.clock.advance(delay);
+        w = await h.lw.nextWatch();
+      }
+      // It is back, and answers 410 (its watch cache was reset): the relist waits the first delay.
+      w.fail(eventError(410, "Expired"));
+      await h.clock.flush();
+      assert.deepEqual(h.clock.pendingDelays(), [1200]);
+      await h.clock.advance(1200);
+      w = await syncByList(h, "20", []);
+      // 410 again straight after the relist: now the delay grows.
+      w.fail(eventError(410, "Expired"));
+      await h.clock.flush();
+      assert.deepEqual(h.clock.pendingDelays(), [2400]);
+      await finish(h);
+    });
+
     it("relists after a 410 ERROR event and after an HTTP 410", async () => {
       for (const err of [eventError(410, "Expired"), httpError(410, "Gone")]) {
         const h = start({ watchList: false });
