@@ -9,8 +9,7 @@
 // --replicas: the replica counts to step through (a removal of several stops
 // one with SIGKILL and the others with SIGTERM); --keep: leave the control
 // plane and the replicas running and print the kubeconfig.
-import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +17,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { readRings, renderRing } from "@tessera/cli";
 import { ApiClient } from "@tessera/runtime";
-import { ControlPlane, FaultProxy, freePort, kubeConfigVia, parsePrometheusText } from "@tessera/testenv";
+import { ControlPlane, FaultProxy, parsePrometheusText } from "@tessera/testenv";
+import { Replicas } from "../soak/replicas.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -45,59 +45,41 @@ const say = (line) => console.log(`demo: ${line}`);
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 const cp = new ControlPlane({ crds: [join(example, "deploy/base/crds")] });
-const replicas = []; // { name, child, proxy, metricsPort, exited, gone }
 let unsharded;
 let failed = false;
 let stopping = false;
-let next = 0;
-
-async function startReplica() {
-  const name = `replica-${next++}`;
-  const proxy = new FaultProxy(cp.apiserverPort);
-  await proxy.start();
-  const kubeconfig = join(work, `${name}.kubeconfig`);
-  writeFileSync(kubeconfig, kubeConfigVia(cp.kubeConfig, proxy.url).exportConfig());
-  const metricsPort = await freePort();
-  const log = createWriteStream(join(work, `${name}.log`));
-  const child = spawn(process.execPath, [OPERATOR], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      KUBECONFIG: kubeconfig,
-      TESSERA_IDENTITY: name,
-      TESSERA_NAMESPACE: "default",
-      TESSERA_LOG_LEVEL: "warn",
-      TESSERA_HEALTH_BIND_ADDRESS: "0",
-      TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
-      TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "3000",
-      TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "2000",
-      TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout.pipe(log);
-  child.stderr.pipe(log);
-  const replica = { name, child, proxy, metricsPort, gone: false, last: { reconciles: 0, events: 0 } };
-  replica.exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)));
+const replicas = new Replicas({
+  cp,
+  work,
+  // Short Leases, so that a SIGKILLed replica's slots move within seconds.
+  env: {
+    TESSERA_LOG_LEVEL: "warn",
+    TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "3000",
+    TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "2000",
+    TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",
+  },
   // A replica that exits by itself with code 1 (its ring member fenced itself, or it lost its
   // leadership) asks to be restarted: a Deployment would, so the demo does.
-  void replica.exited.then((code) => {
-    if (code !== 1 || replica.gone || stopping) return;
-    replica.gone = true;
+  onExit: (replica, code) => {
+    if (code !== 1 || replica.stopping || stopping) return;
     say(
-      `${name} exited with code 1 (see ${join(work, `${name}.log`)}); starting a replacement, as a Deployment would`,
+      `${replica.name} exited with code 1 (see ${join(work, `${replica.name}.log`)}); starting a replacement, as a Deployment would`,
     );
     void startReplica().then((replacement) => {
-      if (stopping) replacement.child.kill("SIGTERM");
+      if (stopping) void replicas.stop(replacement, "SIGTERM");
     });
-  });
-  replicas.push(replica);
+  },
+});
+
+async function startReplica() {
+  const replica = await replicas.start("replica", OPERATOR);
+  replica.last = { reconciles: 0, events: 0 };
   return replica;
 }
 
 /** What a replica's /metrics says: reconciles done, Tenant watch events received. */
 async function scrape(replica) {
-  if (replica.gone) return replica.last;
+  if (replica.gone || replica.stopping) return replica.last;
   try {
     const res = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, {
       signal: AbortSignal.timeout(1000),
@@ -184,7 +166,7 @@ let stepLabel = "";
 async function draw() {
   const ring = await owners().catch(() => undefined);
   const done = await reconciledCount().catch(() => 0);
-  const live = replicas.filter((r) => !r.gone);
+  const live = replicas.live();
   const stats = await Promise.all(live.map(scrape));
   const lines = [
     `${stepLabel}  (${seconds(Date.now() - started)})`,
@@ -202,7 +184,7 @@ async function converge(what, since) {
   let lastPrint = 0;
   for (;;) {
     const { ring, done } = await draw();
-    const live = new Set(replicas.filter((r) => !r.gone).map((r) => r.name));
+    const live = new Set(replicas.live().map((r) => r.name));
     const settled =
       ring &&
       ring.assignment.releasing.size === 0 &&
@@ -269,7 +251,7 @@ try {
   summary.push({ step: `start with ${STEPS[0]}`, moved: undefined, ideal: undefined, ms });
 
   for (let s = 1; s < STEPS.length; s++) {
-    const from = replicas.filter((r) => !r.gone).length;
+    const from = replicas.live().length;
     const to = STEPS[s];
     const before = ring;
     const at = Date.now();
@@ -278,11 +260,11 @@ try {
       for (let i = from; i < to; i++) await startReplica();
       how.push(`${to - from} started`);
     } else if (to < from) {
-      const leaving = replicas.filter((r) => !r.gone).slice(0, from - to);
+      const leaving = replicas.live().slice(0, from - to);
       leaving.forEach((r, i) => {
-        r.gone = true;
-        r.child.kill(i === 0 ? "SIGKILL" : "SIGTERM");
-        how.push(`${r.name} ${i === 0 ? "SIGKILL" : "SIGTERM"}`);
+        const signal = i === 0 ? "SIGKILL" : "SIGTERM";
+        void replicas.stop(r, signal);
+        how.push(`${r.name} ${signal}`);
       });
     }
     stepLabel = `step ${s + 1}: ${from} -> ${to} replicas (${how.join(", ")}); every Tenant changes`;
@@ -299,12 +281,12 @@ try {
 
   // The independent check: a fresh LIST, every status at its last generation.
   const done = await reconciledCount();
-  const all = await Promise.all(replicas.map(scrape));
+  const all = await Promise.all(replicas.all.map(scrape));
   console.log("");
   console.log("summary");
   console.log(`  Tenants: ${OBJECTS}; reconciled at their last generation (fresh LIST): ${done}/${OBJECTS}`);
   console.log(
-    `  reconciles per replica: ${replicas.map((r, i) => `${r.name} ${all[i].reconciles}${r.gone ? " (stopped)" : ""}`).join(", ")}`,
+    `  reconciles per replica: ${replicas.all.map((r, i) => `${r.name} ${all[i].reconciles}${r.gone || r.stopping ? " (stopped)" : ""}`).join(", ")}`,
   );
   for (const row of summary) {
     const moved =
@@ -314,11 +296,11 @@ try {
     console.log(`  ${row.step}: converged in ${seconds(row.ms)}${moved}`);
   }
   console.log(
-    `  Tenant watch events per replica: ${replicas.map((r, i) => `${r.name} ${all[i].events}`).join(", ")}; ` +
+    `  Tenant watch events per replica: ${replicas.all.map((r, i) => `${r.name} ${all[i].events}`).join(", ")}; ` +
       `one unsharded watch of all Tenants: ${unsharded.events}`,
   );
   console.log(
-    `  API bytes received per replica (all its watches and lists): ${replicas
+    `  API bytes received per replica (all its watches and lists): ${replicas.all
       .map((r) => `${r.name} ${(r.proxy.stats.bytesDown / 1e6).toFixed(1)} MB`)
       .join(", ")}; the unsharded Tenant watch: ${(unsharded.proxy.stats.bytesDown / 1e6).toFixed(1)} MB`,
   );
@@ -342,9 +324,8 @@ try {
 } finally {
   stopping = true;
   unsharded?.stop();
-  for (const r of replicas) if (!r.gone) r.child.kill("SIGTERM");
-  await Promise.all(replicas.map((r) => r.exited));
-  await Promise.all([...replicas.map((r) => r.proxy.stop()), unsharded?.proxy.stop()]);
+  await replicas.stopAll();
+  await unsharded?.proxy.stop();
   await cp.stop();
 }
 // Everything is stopped; a client's keep-alive socket must not hold the job open.

@@ -1,28 +1,35 @@
 // Operator replicas as separate processes, each reaching the API server
-// through its own FaultProxy (the approach of scripts/demo.mjs), with their
-// JSON log lines parsed as they come for the observer.
+// through its own FaultProxy, with their JSON log lines parsed as they come:
+// the soak's replicas, and the main job's (scripts/demo.mjs).
 import { spawn } from "node:child_process";
 import { createWriteStream, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { FaultProxy, freePort, kubeConfigVia } from "@tessera/testenv";
 
-/** Starts replicas of built examples against a control plane; `onLine(replica, entry)` gets each JSON log line. */
+/**
+ * Starts replicas of built examples against a control plane, logging each to
+ * `<work>/<name>.log`. `env` is added to (and overrides) each replica's
+ * environment; `onLine(replica, entry)` gets each JSON log line, and
+ * `onExit(replica, code, signal)` each exit.
+ */
 export class Replicas {
-  constructor({ cp, work, onLine, onExit }) {
+  constructor({ cp, work, env = {}, onLine, onExit = () => {} }) {
     this.cp = cp;
     this.work = work;
+    this.env = env;
     this.onLine = onLine;
     this.onExit = onExit;
     this.all = [];
     this.next = new Map();
   }
 
+  /** The replicas running and not being stopped, of `example` or of all. */
   live(example) {
-    return this.all.filter((r) => !r.gone && (example === undefined || r.example === example));
+    return this.all.filter((r) => !r.gone && !r.stopping && (example === undefined || r.example === example));
   }
 
-  /** Starts one replica of `example` (a directory with dist/src/main.js). */
+  /** Starts one replica of `example`, named `<example>-<n>`, running the built `operator` (its main.js). */
   async start(example, operator) {
     const n = this.next.get(example) ?? 0;
     this.next.set(example, n + 1);
@@ -43,11 +50,11 @@ export class Replicas {
         TESSERA_LOG_LEVEL: "info",
         TESSERA_HEALTH_BIND_ADDRESS: "0",
         TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
-        // Shorter than client-go's 15/10/2 s so that failovers fit a short run,
-        // longer than scripts/demo.mjs's 3/2/0.5 s, which fence on a busy machine.
-        TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "8000",
-        TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "5000",
-        TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "1000",
+        // No Lease timings: the runtime's defaults (client-go's 15/10/2 s), as an
+        // operator runs them, unless `env` says otherwise. With a 5 s renew deadline
+        // every kube-apiserver restart in the soak (6-10 s) fenced every member, and
+        // no replica lived long enough for the RSS check.
+        ...this.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -71,6 +78,7 @@ export class Replicas {
     );
     for (const stream of [child.stdout, child.stderr]) {
       stream.pipe(log);
+      if (!this.onLine) continue;
       createInterface({ input: stream }).on("line", (line) => {
         let entry;
         try {
@@ -94,8 +102,10 @@ export class Replicas {
     await replica.proxy.stop();
   }
 
+  /** Stops every replica with SIGTERM, waits for every exit (those already being stopped too), then closes the proxies. */
   async stopAll() {
     await Promise.all(this.live().map((r) => this.stop(r, "SIGTERM")));
+    await Promise.all(this.all.map((r) => r.exited));
     await Promise.all(this.all.map((r) => r.proxy.stop().catch(() => {})));
   }
 }

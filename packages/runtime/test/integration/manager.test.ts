@@ -359,6 +359,91 @@ describe("Manager (in process, real API server)", function () {
     }
   });
 
+  it("a sharded member that hands slots over drops the keys of those slots it had queued: no reconcile of an object outside its slots", async () => {
+    const ns = await createNamespace(env.cp, "handover");
+    interface Seen {
+      member: string;
+      key: string;
+      found: boolean;
+      start: number;
+      end: number;
+    }
+    const seen: Seen[] = [];
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let gated = false;
+    const member = async (identity: string) => {
+      const manager = await Manager.create({
+        config: { ...quiet, name: "handover", namespace: ns, identity },
+        kubeConfig: env.cp.kubeConfig,
+        env: {},
+      });
+      manager
+        .controller()
+        .for(Widgets)
+        .mode("sharded")
+        .complete(async (request, ctx) => {
+          const start = nowMicros();
+          // Read as a reconciler does: a member reconciling an object of another member's
+          // slots finds nothing in its cache, and would take it for deleted.
+          const found = ctx.current() !== undefined;
+          if (request.name === "gate") {
+            gated = true;
+            await gate;
+          }
+          seen.push({ member: identity, key: request.key, found, start, end: nowMicros() });
+        });
+      const stop = new AbortController();
+      const running = manager.run(stop.signal);
+      stops.push(async () => {
+        stop.abort();
+        await running;
+      });
+    };
+    const reconciledBy = (identity: string, key: string) =>
+      seen.some((r) => r.member === identity && r.key === key && r.found);
+
+    await member("member-a");
+    await createWidget(env.cp, ns, "warm");
+    await eventually("member-a holds the ring and reconciled", () => reconciledBy("member-a", `${ns}/warm`));
+    // One worker: while it waits at the gate, every Widget created now is queued on member-a.
+    await createWidget(env.cp, ns, "gate");
+    await eventually("the gated reconcile started", () => gated);
+    const names = Array.from({ length: 40 }, (_, i) => `queued-${i}`);
+    await Promise.all(names.map((name) => createWidget(env.cp, ns, name)));
+
+    await member("member-b");
+    // The handover completes at once unless the gated Widget's slot moves: then it waits for the gate.
+    await eventually("member-b reconciled", () => seen.some((r) => r.member === "member-b"), 10_000).catch(
+      () => undefined,
+    );
+    openGate();
+    await eventually("every queued Widget reconciled by its member", () =>
+      names.every((n) => seen.some((r) => r.key === `${ns}/${n}` && r.found)),
+    );
+    const movedWhileQueued = names.filter((n) => reconciledBy("member-b", `${ns}/${n}`));
+    assert.ok(
+      movedWhileQueued.length > 0 && movedWhileQueued.length < names.length,
+      `member-b took ${movedWhileQueued.length} of the ${names.length} Widgets queued on member-a`,
+    );
+    // Let member-a's worker run through the rest of its queue.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    const outside = seen.filter((r) => !r.found);
+    assert.deepEqual(
+      outside.map((r) => `${r.member} ${r.key}`),
+      [],
+      "reconciles of Widgets that were not in the member's slots (none was deleted)",
+    );
+    for (const n of movedWhileQueued) {
+      const a = seen.filter((r) => r.key === `${ns}/${n}` && r.member === "member-a");
+      const b = seen.filter((r) => r.key === `${ns}/${n}` && r.member === "member-b");
+      for (const x of a)
+        for (const y of b)
+          assert.ok(x.end <= y.start || y.end <= x.start, `${n} reconciled by both members at once`);
+    }
+  });
+
   it("fails start-up on a kind discovery does not know, naming its group, version and kind", async () => {
     const manager = await Manager.create({ config: quiet, kubeConfig: env.cp.kubeConfig, env: {} });
     manager
