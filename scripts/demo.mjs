@@ -53,7 +53,8 @@ const replicas = new Replicas({
   work,
   // Short Leases, so that a SIGKILLed replica's slots move within seconds.
   env: {
-    TESSERA_LOG_LEVEL: "warn",
+    // Info: its "metrics: listening" line says which port it got.
+    TESSERA_LOG_LEVEL: "info",
     TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "3000",
     TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "2000",
     TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { createWriteStream, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { FaultProxy, freePort, kubeConfigVia } from "@tessera/testenv";
+import { FaultProxy, kubeConfigVia } from "@tessera/testenv";
 
 /**
  * Starts replicas of built examples against a control plane, logging each to
@@ -38,7 +38,6 @@ export class Replicas {
     await proxy.start();
     const kubeconfig = join(this.work, `${name}.kubeconfig`);
     writeFileSync(kubeconfig, kubeConfigVia(this.cp.kubeConfig, proxy.url).exportConfig());
-    const metricsPort = await freePort();
     const log = createWriteStream(join(this.work, `${name}.log`));
     const child = spawn(process.execPath, [operator], {
       env: {
@@ -49,7 +48,9 @@ export class Replicas {
         TESSERA_NAMESPACE: "default",
         TESSERA_LOG_LEVEL: "info",
         TESSERA_HEALTH_BIND_ADDRESS: "0",
-        TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
+        // Port 0, read back from its "metrics: listening" line (below): a port picked free here could
+        // be taken by another process's connection before the replica binds it.
+        TESSERA_METRICS_BIND_ADDRESS: "127.0.0.1:0",
         // No Lease timings: the runtime's defaults (client-go's 15/10/2 s), as an
         // operator runs them, unless `env` says otherwise. With a 5 s renew deadline
         // every kube-apiserver restart in the soak (6-10 s) fenced every member, and
@@ -64,7 +65,7 @@ export class Replicas {
       child,
       pid: child.pid,
       proxy,
-      metricsPort,
+      metricsPort: undefined,
       gone: false,
       stopping: false,
       rss: [],
@@ -78,7 +79,6 @@ export class Replicas {
     );
     for (const stream of [child.stdout, child.stderr]) {
       stream.pipe(log);
-      if (!this.onLine) continue;
       createInterface({ input: stream }).on("line", (line) => {
         let entry;
         try {
@@ -86,7 +86,9 @@ export class Replicas {
         } catch {
           entry = { msg: line, raw: true };
         }
-        this.onLine(replica, entry);
+        if (entry.msg === "metrics: listening" && typeof entry.address === "string")
+          replica.metricsPort = Number(entry.address.slice(entry.address.lastIndexOf(":") + 1));
+        this.onLine?.(replica, entry);
       });
     }
     this.all.push(replica);

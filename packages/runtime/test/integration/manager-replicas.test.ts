@@ -3,7 +3,7 @@
 // sharded ring scaled while Widgets change, checked against a ledger the
 // test keeps from the replicas' own reconcile records.
 import { strict as assert } from "node:assert";
-import { eventually, freePort, parsePrometheusText, sumSamples, useControlPlane } from "@tessera/testenv";
+import { eventually, parsePrometheusText, sumSamples, useControlPlane } from "@tessera/testenv";
 import { nowMicros, type ReconcileRecord } from "./widget.js";
 import { OperatorProcess } from "./support/operator-process.js";
 import {
@@ -44,24 +44,21 @@ describe("Manager replicas (separate processes, real API server)", function () {
     name: string,
     extra: Record<string, string>,
   ): Promise<OperatorProcess & { health: number; metrics: number }> {
-    const health = await freePort();
-    const metrics = await freePort();
-    const replica = Object.assign(
-      new OperatorProcess(name, {
-        KUBECONFIG: kubeconfig,
-        TESSERA_NAMESPACE: system,
-        TESSERA_IDENTITY: name,
-        TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metrics}`,
-        TESSERA_HEALTH_BIND_ADDRESS: `127.0.0.1:${health}`,
-        TESSERA_LOG_LEVEL: "warn",
-        ...DURATIONS,
-        ...extra,
-      }),
-      { health, metrics },
-    );
+    // Port 0, read back from the replica: a port picked free here could be taken by another
+    // process's outgoing connection before the replica binds it (EADDRINUSE in a CI run).
+    const replica = new OperatorProcess(name, {
+      KUBECONFIG: kubeconfig,
+      TESSERA_NAMESPACE: system,
+      TESSERA_IDENTITY: name,
+      TESSERA_METRICS_BIND_ADDRESS: "127.0.0.1:0",
+      TESSERA_HEALTH_BIND_ADDRESS: "127.0.0.1:0",
+      TESSERA_LOG_LEVEL: "warn",
+      ...DURATIONS,
+      ...extra,
+    });
     replicas.push(replica);
     await replica.ready();
-    return replica;
+    return Object.assign(replica, replica.ports);
   }
 
   /** The slots `replica` holds in its ring, from its own metrics; 0 when it does not answer. */

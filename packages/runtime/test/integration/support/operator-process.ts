@@ -9,8 +9,11 @@ import type { ReconcileRecord } from "../widget.js";
 const MAIN = fileURLToPath(new URL("../widget-operator-process.js", import.meta.url));
 
 export interface OperatorLine extends Partial<ReconcileRecord> {
-  ev: "ready" | "start" | "reconcile" | "stopped";
+  ev: "listening" | "ready" | "start" | "reconcile" | "stopped";
   identity?: string;
+  /** With "listening": the ports its probe and metrics servers got. */
+  health?: number;
+  metrics?: number;
 }
 
 /** A running replica: its lines so far, its stderr tail, and how it exited. */
@@ -68,6 +71,13 @@ export class OperatorProcess {
       limitMs,
     );
     if (!this.alive) throw new Error(`${this.name} exited before ready:\n${this.stderr}`);
+  }
+
+  /** The ports its probe and metrics servers listen on, from its "listening" line (0 for one turned off). */
+  get ports(): { health: number; metrics: number } {
+    const line = this.lines.find((l) => l.ev === "listening");
+    if (!line) throw new Error(`${this.name} has not said where it listens:\n${this.stderr}`);
+    return { health: line.health ?? 0, metrics: line.metrics ?? 0 };
   }
 
   signal(signal: NodeJS.Signals): void {
