@@ -11,7 +11,9 @@ import { FaultProxy, kubeConfigVia } from "@tessera/testenv";
  * Starts replicas of built examples against a control plane, logging each to
  * `<work>/<name>.log`. `env` is added to (and overrides) each replica's
  * environment; `onLine(replica, entry)` gets each JSON log line, and
- * `onExit(replica, code, signal)` each exit.
+ * `onExit(replica, code, signal)` each exit. A replica's `metricsPort` comes
+ * from its info-level "metrics: listening" line: keep TESSERA_LOG_LEVEL at
+ * info (or debug).
  */
 export class Replicas {
   constructor({ cp, work, env = {}, onLine, onExit = () => {} }) {
