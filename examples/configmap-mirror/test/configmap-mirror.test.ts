@@ -1,6 +1,5 @@
 import { strict as assert } from "node:assert";
-import { ConfigMaps } from "@tessera/reflector";
-import { ApiClient, Manager } from "@tessera/runtime";
+import { ConfigMaps, ApiClient, Manager } from "@tessera/runtime";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import {
   ConfigMapMirror,

@@ -1,7 +1,6 @@
 import { strict as assert } from "node:assert";
 import { fileURLToPath } from "node:url";
-import { ConfigMaps, ServiceAccounts } from "@tessera/reflector";
-import { ApiClient, Manager } from "@tessera/runtime";
+import { ConfigMaps, ServiceAccounts, ApiClient, Manager } from "@tessera/runtime";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { TenantReconciler } from "../src/controllers/tenant.js";
 import { Tenants, tenantValidator } from "../src/generated/index.js";

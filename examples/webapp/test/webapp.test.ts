@@ -1,7 +1,14 @@
 import { strict as assert } from "node:assert";
 import { fileURLToPath } from "node:url";
-import { ConfigMaps, Deployments, Events, Services } from "@tessera/reflector";
-import { ApiClient, findCondition, Manager } from "@tessera/runtime";
+import {
+  ConfigMaps,
+  Deployments,
+  Events,
+  Services,
+  ApiClient,
+  findCondition,
+  Manager,
+} from "@tessera/runtime";
 import { eventually, markPodsReady, useControlPlane } from "@tessera/testenv";
 import { CONFIG_HASH_ANNOTATION, FINALIZER, WebAppReconciler } from "../src/controllers/webapp.js";
 import { WebApps, webappValidator, type WebApp } from "../src/generated/index.js";

@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { ControllerBuilder, ControllerDefinition, Kind } from "@tessera/runtime";
+import type { ControllerBuilder } from "@tessera/runtime";
+import type { ControllerDefinition, Kind } from "@tessera/runtime/codegen";
 import { CliError } from "./cli-error.js";
 import { pluralize } from "./names.js";
 import type { ControllerDeclaration, ResourceRef } from "./rbac.js";
@@ -28,7 +29,7 @@ export async function readControllerDeclarations(
   const require = createRequire(join(dir, "package.json"));
   let runtimePath: string;
   try {
-    runtimePath = require.resolve("@tessera/runtime");
+    runtimePath = require.resolve("@tessera/runtime/codegen");
   } catch {
     throw new CliError(`@tessera/runtime is not installed in ${dir}: run npm install first`);
   }

@@ -13,7 +13,7 @@ import { packageManager } from "./package-manager.js";
 import { readProjectConfig } from "./project-config.js";
 import { showShards } from "./shards-command.js";
 import { runDev } from "./dev-command.js";
-import { loadKubeConfig } from "@tessera/runtime";
+import { loadKubeConfig } from "@tessera/client";
 
 const log = (line: string) => process.stderr.write(`tessera: ${line}\n`);
 

@@ -1,5 +1,5 @@
-import { ConfigMaps, Leases } from "@tessera/reflector";
-import type { ApiClient } from "@tessera/runtime";
+import { ConfigMaps, Leases } from "@tessera/client";
+import type { ApiClient } from "@tessera/client";
 import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
   OBJECTS_CACHED_ANNOTATION,

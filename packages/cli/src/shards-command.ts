@@ -1,5 +1,5 @@
 import { sleep, SystemClock } from "@tessera/core";
-import { ApiClient, loadKubeConfig } from "@tessera/runtime";
+import { ApiClient, loadKubeConfig } from "@tessera/client";
 import { CliError } from "./cli-error.js";
 import { renderRing } from "./render-ring.js";
 import { readRings, ringToJson } from "./ring-snapshot.js";

@@ -10,6 +10,7 @@ const run = promisify(execFile);
 /** The @tessera packages an operator project installs, in dependency order. */
 export const TESSERA_PACKAGES = [
   "core",
+  "client",
   "reflector",
   "informers",
   "workqueue",
@@ -21,7 +22,7 @@ export const TESSERA_PACKAGES = [
 ] as const;
 
 /** The ones the generated package.json names directly. */
-export const DIRECT_PACKAGES = new Set(["core", "reflector", "runtime", "testenv", "cli"]);
+export const DIRECT_PACKAGES = new Set(["runtime", "testenv", "cli"]);
 
 /** Where @tessera comes from: the registry at a semver range, or tarballs in the project. */
 export type TesseraSource =

@@ -1,5 +1,5 @@
 import { compile } from "json-schema-to-typescript";
-import { toJsonSchema } from "@tessera/runtime";
+import { toJsonSchema } from "@tessera/runtime/validation";
 import { isObject, type KindSchema } from "./schema-file.js";
 
 /**
@@ -42,13 +42,11 @@ export async function kindTypeScript(schema: KindSchema): Promise<string> {
       ? schema.raw["description"]
       : `${/^[AEIOU]/.test(names.kind) ? "An" : "A"} ${names.kind}.`;
   return [
-    `import { defineResource, type KubeObject } from "@tessera/reflector";`,
-    `import type { RuntimeObjectMeta } from "@tessera/runtime";`,
+    `import { defineResource, type KubeObject } from "@tessera/runtime";`,
     "",
     ...parts.map((p) => p.trim() + "\n"),
     `/** ${description.replace(/\*\//g, "*\\/")} */`,
     `export interface ${names.kind} extends KubeObject {`,
-    `  metadata?: RuntimeObjectMeta;`,
     ...members,
     "}",
     "",

@@ -1,6 +1,6 @@
 import { Ajv } from "ajv";
 import standaloneCode from "ajv/dist/standalone/index.js";
-import { crdAjvOptions, toJsonSchema } from "@tessera/runtime";
+import { crdAjvOptions, toJsonSchema } from "@tessera/runtime/validation";
 import type { KindSchema } from "./schema-file.js";
 
 /**
@@ -18,7 +18,7 @@ export function validatorModule(schema: KindSchema): string {
   return [
     "// @ts-nocheck: ajv's generated code, checked by ajv, not by tsc.",
     'import { createRequire } from "node:module";',
-    'import { CrdSchemaValidator } from "@tessera/runtime";',
+    'import { CrdSchemaValidator } from "@tessera/runtime/validation";',
     "const require = createRequire(import.meta.url);",
     code
       .replace(/^export const validate = \w+;export default \w+;/m, "")

@@ -1,6 +1,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
-import { ConfigMaps, Secrets } from "@tessera/reflector";
+import { ConfigMaps, Secrets } from "@tessera/client";
 
 const kc = new KubeConfig();
 kc.loadFromDefault();

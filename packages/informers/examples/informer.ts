@@ -1,7 +1,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "@tessera/core";
 import { indexByLabel, SharedIndexInformer } from "@tessera/informers";
-import { KubeListerWatcher, Pods } from "@tessera/reflector";
+import { KubeListerWatcher } from "@tessera/reflector";
+import { Pods } from "@tessera/client";
 
 const kc = new KubeConfig();
 kc.loadFromDefault();

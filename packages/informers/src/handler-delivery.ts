@@ -1,5 +1,6 @@
 import type { Logger } from "@tessera/core";
-import { DeletedFinalStateUnknown, metaNamespaceKey, type KubeObject } from "@tessera/reflector";
+import { DeletedFinalStateUnknown, metaNamespaceKey } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 import type { HandlerRegistration } from "./handler-registration.js";
 import type { HandlerMetrics } from "./informer-metrics.js";
 import type { Notification, ResourceEventHandler } from "./resource-event-handler.js";

@@ -1,12 +1,9 @@
-import type { IndexFunc, KubeObject } from "@tessera/reflector";
-
-interface OwnerReference {
-  uid?: string;
-  controller?: boolean;
-}
+import type { IndexFunc } from "@tessera/reflector";
+import type { KubeObject, OwnerReference } from "@tessera/client";
 
 function ownerReferences(obj: KubeObject): readonly OwnerReference[] {
-  const refs = (obj.metadata as { ownerReferences?: OwnerReference[] } | undefined)?.ownerReferences;
+  // Checked, not assumed: a transform may have left something else there.
+  const refs = obj.metadata?.ownerReferences;
   return Array.isArray(refs) ? refs : [];
 }
 

@@ -25,4 +25,4 @@ export { CacheSyncError } from "./cache-sync-error.js";
 export type { UnsyncedInformer } from "./cache-sync-error.js";
 export { MetadataListerWatcher } from "./metadata-lister-watcher.js";
 export { METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT, metadataResource } from "./partial-object-metadata.js";
-export type { PartialObjectMetadata, PartialObjectMeta } from "./partial-object-metadata.js";
+export type { PartialObjectMetadata } from "./partial-object-metadata.js";

@@ -1,4 +1,5 @@
-import { NAMESPACE_INDEX, type Indexer, type KubeObject } from "@tessera/reflector";
+import { NAMESPACE_INDEX, type Indexer } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 import { matcherFor, type LabelMatch } from "./label-match.js";
 
 /**

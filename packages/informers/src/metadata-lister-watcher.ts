@@ -1,9 +1,5 @@
-import {
-  KubeListerWatcher,
-  type KubeConfigLike,
-  type KubeListerWatcherOptions,
-  type Resource,
-} from "@tessera/reflector";
+import { KubeListerWatcher, type KubeListerWatcherOptions } from "@tessera/reflector";
+import { type KubeConfigLike, type Resource } from "@tessera/client";
 import {
   METADATA_LIST_ACCEPT,
   METADATA_WATCH_ACCEPT,

@@ -1,23 +1,4 @@
-import type { KubeObject, ObjectMeta, Resource } from "@tessera/reflector";
-
-/** The metadata the server sends in a `PartialObjectMetadata` (plain JSON: timestamps are strings). */
-export interface PartialObjectMeta extends ObjectMeta {
-  generateName?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  finalizers?: string[];
-  ownerReferences?: {
-    apiVersion: string;
-    kind: string;
-    name: string;
-    uid: string;
-    controller?: boolean;
-    blockOwnerDeletion?: boolean;
-  }[];
-  managedFields?: unknown[];
-}
+import type { KubeObject, ObjectMeta, Resource } from "@tessera/client";
 
 /**
  * An object with its metadata only (`meta.k8s.io/v1` `PartialObjectMetadata`):
@@ -26,7 +7,7 @@ export interface PartialObjectMeta extends ObjectMeta {
 export interface PartialObjectMetadata extends KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: PartialObjectMeta;
+  metadata?: ObjectMeta;
 }
 
 /** The Accept header of a LIST that asks for `PartialObjectMetadataList` (JSON as the fallback). */

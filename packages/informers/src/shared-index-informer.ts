@@ -17,13 +17,12 @@ import {
   Reflector,
   type DeltaBatch,
   type Indexers,
-  type KubeObject,
   type ListerWatcher,
   type ReflectorHealth,
   type ReflectorOptions,
   type ReflectorStore,
-  type Resource,
 } from "@tessera/reflector";
+import { type KubeObject, type Resource } from "@tessera/client";
 import { HandlerDelivery } from "./handler-delivery.js";
 import type { HandlerRegistration } from "./handler-registration.js";
 import { InformerMetrics } from "./informer-metrics.js";

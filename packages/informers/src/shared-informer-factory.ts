@@ -9,16 +9,13 @@ import {
   type Syncable,
 } from "@tessera/core";
 import {
-  describeResource,
   KubeListerWatcher,
   ProtobufCodec,
   type Compression,
   type Indexers,
-  type KubeConfigLike,
-  type KubeObject,
   type ListerWatcher,
-  type Resource,
 } from "@tessera/reflector";
+import { describeResource, type KubeConfigLike, type KubeObject, type Resource } from "@tessera/client";
 import { CacheSyncError, type UnsyncedInformer } from "./cache-sync-error.js";
 import { MetadataListerWatcher } from "./metadata-lister-watcher.js";
 import { metadataResource, type PartialObjectMetadata } from "./partial-object-metadata.js";
@@ -177,7 +174,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
       if (this.state === "running") this.start(entry);
     }
     entry.uses++;
-    if (options.indexers) addMissingIndexers(entry.informer, options.indexers as Indexers<KubeObject>);
+    if (options.indexers) addMissingIndexers(entry.informer, options.indexers);
     return entry.informer as unknown as SharedIndexInformer<T>;
   }
 

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 
 /**
  * Changes each object before it is cached (and before any handler sees it).

@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { IndexedStore, indexByNamespace, NAMESPACE_INDEX, type KubeObject } from "@tessera/reflector";
+import { IndexedStore, indexByNamespace, NAMESPACE_INDEX } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 import {
   composeTransforms,
   indexByControllerUid,

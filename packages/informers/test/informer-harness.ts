@@ -1,5 +1,5 @@
 import { CapturingLogger, FakeClock } from "@tessera/core/testing";
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import { SharedIndexInformer, type SharedIndexInformerOptions } from "../src/index.js";
 

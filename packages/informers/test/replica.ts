@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { DeletedFinalStateUnknown, metaNamespaceKey, type KubeObject } from "@tessera/reflector";
+import { DeletedFinalStateUnknown, metaNamespaceKey } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 import type { ResourceEventHandler } from "../src/index.js";
 
 /**

@@ -1,13 +1,7 @@
 import { strict as assert } from "node:assert";
 import { FakeClock } from "@tessera/core/testing";
-import {
-  ApiStatusError,
-  IndexerError,
-  type KubeObject,
-  type ListerWatcher,
-  type Resource,
-  defineResource,
-} from "@tessera/reflector";
+import { ApiStatusError, IndexerError, type ListerWatcher } from "@tessera/reflector";
+import { type KubeObject, type Resource, defineResource } from "@tessera/client";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import {
   CacheSyncError,

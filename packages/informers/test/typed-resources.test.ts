@@ -1,16 +1,16 @@
 import { strict as assert } from "node:assert";
 import { KubeConfig, type V1ConfigMap, type V1Pod, type V1Secret } from "@kubernetes/client-node";
+import { KubeListerWatcher } from "@tessera/reflector";
 import {
   ConfigMaps,
   defineResource,
-  KubeListerWatcher,
   Namespaces,
   Pods,
   ResourceDefinitionError,
   Secrets,
   type KubeObject,
   type Resource,
-} from "@tessera/reflector";
+} from "@tessera/client";
 import {
   MetadataListerWatcher,
   metadataResource,

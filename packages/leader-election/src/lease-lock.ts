@@ -8,7 +8,7 @@ import {
   requestKubeJson,
   type KubeConfigLike,
   type KubeJsonRequest,
-} from "@tessera/reflector";
+} from "@tessera/client";
 import type { LeaderElectionRecord, VersionedRecord } from "./leader-election-record.js";
 import { LockConflictError, LockError, type LockVerb } from "./lock-error.js";
 import type { ResourceLock } from "./resource-lock.js";

@@ -1,5 +1,6 @@
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
-import { ConfigMaps, IndexedStore, KubeListerWatcher, Reflector } from "@tessera/reflector";
+import { IndexedStore, KubeListerWatcher, Reflector } from "@tessera/reflector";
+import { ConfigMaps } from "@tessera/client";
 
 const kc = new KubeConfig();
 kc.loadFromDefault();

@@ -1,6 +1,5 @@
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
 import {
-  ConfigMaps,
   DeletedFinalStateUnknown,
   DeltaFIFO,
   IndexedStore,
@@ -8,6 +7,7 @@ import {
   Reflector,
   type DeltaBatch,
 } from "@tessera/reflector";
+import { ConfigMaps } from "@tessera/client";
 
 const kc = new KubeConfig();
 kc.loadFromDefault();

@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { FakeClock } from "@tessera/core/testing";
-import { ConfigMaps, describeResource, IndexedStore, Reflector } from "@tessera/reflector";
+import { IndexedStore, Reflector } from "@tessera/reflector";
+import { ConfigMaps, describeResource } from "@tessera/client";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 
 describe("a ConfigMap cache", () => {

@@ -1,5 +1,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { defineResource, Deployments, KubeListerWatcher, type KubeObject } from "@tessera/reflector";
+import { KubeListerWatcher } from "@tessera/reflector";
+import { defineResource, Deployments, type KubeObject } from "@tessera/client";
 
 /** A custom resource's objects, as its CRD's schema has them. */
 interface Widget extends KubeObject {

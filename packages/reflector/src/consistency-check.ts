@@ -1,4 +1,4 @@
-import type { KubeObject } from "./kube-object.js";
+import type { KubeObject } from "@tessera/client";
 import type { ListerWatcher } from "./lister-watcher.js";
 import { listAllPages } from "./pager.js";
 

@@ -1,6 +1,6 @@
 import { DeletedFinalStateUnknown } from "./deleted-final-state-unknown.js";
 import { compressDeltas, type Delta, type DeltaBatch, type DeltaType } from "./delta.js";
-import type { KubeObject } from "./kube-object.js";
+import type { KubeObject } from "@tessera/client";
 import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
 import type { KeyListerGetter, ReflectorStore } from "./store.js";
 

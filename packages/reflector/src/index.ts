@@ -27,15 +27,15 @@ export {
   requestKubeJson,
   describeKubeFailure,
   KubeRequestError,
-} from "./kube-request.js";
-export { statusReasonForHttpCode } from "./status-reason.js";
-export type { KubeRequest, KubeJsonRequest, KubeJsonResponse } from "./kube-request.js";
-export type { KubeConfigLike } from "./kube-config-like.js";
-export { formatMicroTime, formatKubeTime, parseKubeTime } from "./micro-time.js";
+} from "@tessera/client";
+export { statusReasonForHttpCode } from "@tessera/client";
+export type { KubeRequest, KubeJsonRequest, KubeJsonResponse } from "@tessera/client";
+export type { KubeConfigLike } from "@tessera/client";
+export { formatMicroTime, formatKubeTime, parseKubeTime } from "@tessera/client";
 export { toQueryString } from "./list-options.js";
 export type { ListOptions, WatchOptions } from "./list-options.js";
-export { defineResource, collectionPath, describeResource, ResourceDefinitionError } from "./resource.js";
-export type { Resource, ResourceSpec, ResourceScope } from "./resource.js";
+export { defineResource, collectionPath, describeResource, ResourceDefinitionError } from "@tessera/client";
+export type { Resource, ResourceSpec, ResourceScope } from "@tessera/client";
 export {
   ConfigMaps,
   Secrets,
@@ -50,8 +50,8 @@ export {
   Jobs,
   Leases,
   CustomResourceDefinitions,
-} from "./resources.js";
-export type { KubeObject, ObjectMeta, ObjectList, ListMeta, Status } from "./kube-object.js";
+} from "@tessera/client";
+export type { KubeObject, ObjectMeta, ObjectList, ListMeta, Status } from "@tessera/client";
 export { INITIAL_EVENTS_END_ANNOTATION, isInitialEventsEndBookmark } from "./watch-event.js";
 export type { WatchEvent, WatchEventType } from "./watch-event.js";
 export { NdjsonDecoder } from "./ndjson-decoder.js";

@@ -1,5 +1,5 @@
 import { DeletedFinalStateUnknown } from "./deleted-final-state-unknown.js";
-import type { KubeObject } from "./kube-object.js";
+import type { KubeObject } from "@tessera/client";
 import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
 import type { IndexFunc, Indexer, Indexers } from "./store.js";
 

@@ -1,8 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import type { KubeConfigLike } from "./kube-config-like.js";
+import type { KubeConfigLike, KubeObject, ObjectList, Status } from "@tessera/client";
 import { toError } from "@tessera/core";
-import type { KubeObject, ObjectList, Status } from "./kube-object.js";
 import type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
 import { toQueryString, type ListOptions, type WatchOptions } from "./list-options.js";
 import {
@@ -13,7 +12,15 @@ import {
   type ListWatchErrorContext,
   type ListWatchVerb,
 } from "./list-watch-error.js";
-import { KubeRequestError, sendKubeRequest } from "./kube-request.js";
+import {
+  KubeRequestError,
+  sendKubeRequest,
+  assertResource,
+  collectionPath,
+  describeResource,
+  type Resource,
+  statusReasonForHttpCode,
+} from "@tessera/client";
 import { acceptEncoding, readBody, responseBody, type Compression } from "./response-body.js";
 import { NdjsonDecoder } from "./ndjson-decoder.js";
 import { decodeListBody } from "./list-body.js";
@@ -25,8 +32,6 @@ import {
   ProtobufDecodeError,
   type DecodeOptions,
 } from "./proto/protobuf-codec.js";
-import { assertResource, collectionPath, describeResource, type Resource } from "./resource.js";
-import { statusReasonForHttpCode } from "./status-reason.js";
 
 /** Options of a {@link KubeListerWatcher}. */
 export interface KubeListerWatcherOptions {

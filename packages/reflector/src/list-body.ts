@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectList } from "./kube-object.js";
+import type { KubeObject, ObjectList } from "@tessera/client";
 import { StreamDecodeError, type ListWatchErrorContext } from "./list-watch-error.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Status } from "./kube-object.js";
+import type { Status } from "@tessera/client";
 
 /** The request a {@link ListWatchError} arose in. */
 export type ListWatchVerb = "list" | "watch";

@@ -1,6 +1,5 @@
-import type { KubeObject, ObjectList } from "./kube-object.js";
+import type { KubeObject, ObjectList, Resource } from "@tessera/client";
 import type { ListOptions, WatchOptions } from "./list-options.js";
-import type { Resource } from "./resource.js";
 import type { WatchEvent } from "./watch-event.js";
 
 /**

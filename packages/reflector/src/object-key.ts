@@ -1,5 +1,5 @@
 import { DeletedFinalStateUnknown } from "./deleted-final-state-unknown.js";
-import type { KubeObject } from "./kube-object.js";
+import type { KubeObject } from "@tessera/client";
 
 /** Computes the key an object is stored under. */
 export type KeyFunc<T> = (obj: T) => string;

@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectList } from "./kube-object.js";
+import type { KubeObject, ObjectList } from "@tessera/client";
 import type { ListerWatcher } from "./lister-watcher.js";
 import type { ListOptions } from "./list-options.js";
 import { isResourceExpired } from "./list-watch-error.js";

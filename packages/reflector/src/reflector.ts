@@ -14,7 +14,7 @@ import {
   type Syncable,
 } from "@tessera/core";
 import { compareWithList, objectVersion, type SnapshotVersions } from "./consistency-check.js";
-import type { KubeObject } from "./kube-object.js";
+import type { KubeObject } from "@tessera/client";
 import type { ListerWatcher } from "./lister-watcher.js";
 import type { WatchOptions } from "./list-options.js";
 import {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { PassThrough, type Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import { KubeRequestError, readKubeResponse } from "./kube-request.js";
+import { KubeRequestError, readKubeResponse } from "@tessera/client";
 import { ConnectionError, StreamDecodeError, type ListWatchErrorContext } from "./list-watch-error.js";
 
 /** What a {@link KubeListerWatcher} may ask the server to compress its responses with. */

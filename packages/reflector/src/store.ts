@@ -39,7 +39,10 @@ export interface Store<T> extends ReflectorStore<T>, KeyListerGetter<T> {
 }
 
 /** The values an object is indexed under, for one named index (e.g. its namespace, its owner's UID). */
-export type IndexFunc<T> = (obj: T) => readonly string[];
+// Declared as a method's type, which TypeScript checks bivariantly, so that an
+// indexer of a client-node model (whose timestamps are typed Date) is still an
+// indexer of KubeObject (whose timestamps are the strings the server sends).
+export type IndexFunc<T> = { index(obj: T): readonly string[] }["index"];
 
 /** Named index functions. */
 export type Indexers<T> = Record<string, IndexFunc<T>>;

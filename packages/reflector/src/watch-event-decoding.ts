@@ -1,6 +1,6 @@
-import type { Status } from "./kube-object.js";
+import type { Status } from "@tessera/client";
 import { ApiStatusError, StreamDecodeError, type ListWatchErrorContext } from "./list-watch-error.js";
-import { statusReasonForHttpCode } from "./status-reason.js";
+import { statusReasonForHttpCode } from "@tessera/client";
 import type { WatchEvent, WatchEventType } from "./watch-event.js";
 
 const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>([

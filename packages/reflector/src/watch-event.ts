@@ -1,4 +1,4 @@
-import type { KubeObject } from "./kube-object.js";
+import type { KubeObject } from "@tessera/client";
 
 /**
  * The event types a watch delivers to its handler. ERROR events are not

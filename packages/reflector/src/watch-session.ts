@@ -1,5 +1,5 @@
 import { toError, type Clock, type Timer } from "@tessera/core";
-import type { KubeObject } from "./kube-object.js";
+import type { KubeObject } from "@tessera/client";
 import type { ListerWatcher, WatchEventHandler } from "./lister-watcher.js";
 import type { WatchOptions } from "./list-options.js";
 

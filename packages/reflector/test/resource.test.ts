@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
 import { KubeConfig, type V1ConfigMap, type V1Pod } from "@kubernetes/client-node";
+import { KubeListerWatcher } from "../src/index.js";
 import {
   ConfigMaps,
   CustomResourceDefinitions,
   Deployments,
-  KubeListerWatcher,
   Leases,
   Namespaces,
   Pods,
@@ -15,7 +15,7 @@ import {
   type KubeObject,
   type Resource,
   type ResourceSpec,
-} from "../src/index.js";
+} from "@tessera/client";
 
 /** True when X and Y are the same type (not merely assignable to each other). */
 type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;

@@ -1,4 +1,4 @@
-import { ConfigMaps, defineResource, type KubeObject } from "@tessera/reflector";
+import { ConfigMaps, defineResource, type KubeObject } from "@tessera/client";
 import {
   applyStatusIfChanged,
   finalize,

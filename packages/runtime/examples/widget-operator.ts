@@ -1,4 +1,4 @@
-import { ConfigMaps, defineResource, type KubeObject } from "@tessera/reflector";
+import { ConfigMaps, defineResource, type KubeObject } from "@tessera/client";
 import { Manager, runMain, Tokens, type Client, type ControllerBuilder } from "@tessera/runtime";
 import type { ReconcileContext, ReconcilerPlugin, Request } from "@tessera/runtime";
 

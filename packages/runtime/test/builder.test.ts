@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
-import { ConfigMaps, Secrets, defineResource, type KubeObject } from "@tessera/reflector";
-import { BuilderError, ControllerBuilder, generationChanged } from "../src/index.js";
+import { ConfigMaps, Secrets, defineResource, type KubeObject } from "@tessera/client";
+import { BuilderError, ControllerBuilder } from "../src/codegen.js";
+import { generationChanged } from "../src/predicates.js";
 
 const Widgets = defineResource<KubeObject>({
   group: "example.com",

@@ -9,7 +9,7 @@ import {
   loadConfig,
   managerConfigSchema,
   type ManagerConfig,
-} from "../src/index.js";
+} from "../src/config.js";
 import { fuzz } from "@tessera/core/testing/fuzz";
 
 // The manager configuration comes from code, a YAML or JSON file an operator

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, configEnvironmentVariables, loadConfig } from "../src/index.js";
+import { ConfigError, configEnvironmentVariables, loadConfig } from "../src/config.js";
 
 describe("loadConfig", () => {
   const dir = mkdtempSync(join(tmpdir(), "tessera-config-"));

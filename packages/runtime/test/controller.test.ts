@@ -1,22 +1,18 @@
 import { strict as assert } from "node:assert";
 import { FakeClock } from "@tessera/core/testing";
 import { SharedIndexInformer } from "@tessera/informers";
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
-import {
-  Controller,
-  enqueueForObject,
-  generationChanged,
-  TerminalError,
-  type Request,
-} from "../src/index.js";
+import { Controller } from "../src/controller.js";
+import { enqueueForObject, TerminalError, type Request } from "../src/index.js";
+import { generationChanged } from "../src/predicates.js";
 
 function widget(name: string, generation = 1, labels: Record<string, string> = {}): KubeObject {
   return {
     apiVersion: "example.com/v1",
     kind: "Widget",
     metadata: { name, namespace: "ns", generation, labels },
-  } as KubeObject;
+  };
 }
 
 /** Lets pending promise chains and immediate callbacks run. */

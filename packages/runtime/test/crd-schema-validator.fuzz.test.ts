@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import type { KubeObject } from "@tessera/reflector";
-import { CrdSchemaValidator, type StructuralSchema } from "../src/index.js";
+import type { KubeObject } from "@tessera/client";
+import { CrdSchemaValidator, type StructuralSchema } from "../src/validation.js";
 import { fuzz } from "@tessera/core/testing/fuzz";
 
 // A custom resource is whatever a user applied (the API server checks it, but

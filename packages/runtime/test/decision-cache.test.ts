@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { FakeClock } from "@tessera/core/testing";
-import { DecisionCache } from "../src/index.js";
+import { DecisionCache } from "../src/server.js";
 
 describe("DecisionCache", () => {
   it("answers a decision until its own TTL has passed, then forgets it", async () => {

@@ -1,11 +1,6 @@
 import { strict as assert } from "node:assert";
-import {
-  EndpointServer,
-  HealthChecks,
-  labelMatcher,
-  LabelSelectorError,
-  parseBindAddress,
-} from "../src/index.js";
+import { EndpointServer, HealthChecks, parseBindAddress } from "../src/server.js";
+import { labelMatcher, LabelSelectorError } from "@tessera/client";
 
 describe("parseBindAddress", () => {
   it("reads controller-runtime's forms; 0 turns the server off", () => {

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import {
   and,
   annotationsChanged,
@@ -11,7 +11,7 @@ import {
   resourceVersionChanged,
   admits,
   type Predicate,
-} from "../src/index.js";
+} from "../src/predicates.js";
 
 function obj(meta: Record<string, unknown>): KubeObject {
   return { metadata: { name: "a", namespace: "ns", ...meta } };

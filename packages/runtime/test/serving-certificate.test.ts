@@ -5,7 +5,7 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FakeClock } from "@tessera/core/testing";
-import { EndpointServer, readServingCertificate, selfSignedCertificate } from "../src/index.js";
+import { EndpointServer, readServingCertificate, selfSignedCertificate } from "../src/server.js";
 
 /** GET over HTTPS; resolves with the status and body, or rejects with the TLS error. */
 function get(port: number, ca: string | undefined): Promise<{ status: number; body: string }> {

@@ -1,5 +1,6 @@
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
-import { ConfigMaps, IndexedStore, KubeListerWatcher } from "@tessera/reflector";
+import { IndexedStore, KubeListerWatcher } from "@tessera/reflector";
+import { ConfigMaps } from "@tessera/client";
 import { ShardedReflector, ShardMember } from "@tessera/sharding";
 import { SlotSpace } from "@tessera/sharding/ranges";
 

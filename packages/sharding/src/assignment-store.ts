@@ -7,7 +7,7 @@ import {
   requestKubeJson,
   type KubeConfigLike,
   type KubeJsonRequest,
-} from "@tessera/reflector";
+} from "@tessera/client";
 import type { Assignment } from "./assignment.js";
 import { decodeAssignment, encodeAssignment } from "./assignment-codec.js";
 import { WatchedObjects } from "./watched-objects.js";

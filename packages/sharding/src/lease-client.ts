@@ -5,7 +5,7 @@ import {
   requestKubeJson,
   type KubeConfigLike,
   type KubeJsonRequest,
-} from "@tessera/reflector";
+} from "@tessera/client";
 
 /** The Lease operations membership needs. */
 export type LeaseVerb = "get" | "create" | "update" | "list" | "delete";

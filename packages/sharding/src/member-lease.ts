@@ -1,5 +1,5 @@
 import type { V1Lease } from "@kubernetes/client-node";
-import { formatMicroTime } from "@tessera/reflector";
+import { formatMicroTime } from "@tessera/client";
 import {
   Backoff,
   resolveInstrumentation,

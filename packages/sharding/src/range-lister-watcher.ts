@@ -1,12 +1,5 @@
-import type {
-  KubeObject,
-  ListerWatcher,
-  ListOptions,
-  ObjectList,
-  Resource,
-  WatchEventHandler,
-  WatchOptions,
-} from "@tessera/reflector";
+import type { ListerWatcher, ListOptions, WatchEventHandler, WatchOptions } from "@tessera/reflector";
+import type { KubeObject, ObjectList, Resource } from "@tessera/client";
 import type { ShardSelector } from "./shard-selector.js";
 
 /**

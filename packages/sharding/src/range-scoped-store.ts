@@ -1,4 +1,5 @@
-import type { DeletedFinalStateUnknown, KubeObject, ReflectorStore } from "@tessera/reflector";
+import type { DeletedFinalStateUnknown, ReflectorStore } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import type { ClaimOwner, ShardLedger } from "./shard-ledger.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { V1Lease } from "@kubernetes/client-node";
-import { Leases, type KubeConfigLike } from "@tessera/reflector";
+import { Leases, type KubeConfigLike } from "@tessera/client";
 import {
   resolveInstrumentation,
   sleep,

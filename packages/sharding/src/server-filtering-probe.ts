@@ -1,4 +1,5 @@
-import type { KubeObject, ListerWatcher } from "@tessera/reflector";
+import type { ListerWatcher } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import { HASH_SPACE } from "./hash-range.js";
 import { shardKeyOf, type ShardField } from "./shard-field.js";
 import { ShardSelector } from "./shard-selector.js";

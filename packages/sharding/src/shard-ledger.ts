@@ -1,9 +1,5 @@
-import {
-  DeletedFinalStateUnknown,
-  type KeyFunc,
-  type KubeObject,
-  type ReflectorStore,
-} from "@tessera/reflector";
+import { DeletedFinalStateUnknown, type KeyFunc, type ReflectorStore } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 
 /** A range reflector's identity in the ledger, with the number of keys it claims. */
 export interface ClaimOwner {

@@ -13,13 +13,13 @@ import {
 import {
   metaNamespaceKey,
   Reflector,
-  type KubeObject,
   type ListerWatcher,
   type ReflectorHealth,
   type ReflectorOptions,
   type ReflectorStore,
   type SyncMode,
 } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 import { formatHashBound } from "./hash-bound.js";
 import { isValidHashRange, mergeRanges, rangesSize, type HashRange } from "./hash-range.js";
 import { diffRanges } from "./range-diff.js";

@@ -5,14 +5,8 @@ import {
   type Runnable,
   type Syncable,
 } from "@tessera/core";
-import {
-  IndexedStore,
-  KubeListerWatcher,
-  Reflector,
-  type KubeConfigLike,
-  type KubeObject,
-  type Resource,
-} from "@tessera/reflector";
+import { IndexedStore, KubeListerWatcher, Reflector } from "@tessera/reflector";
+import { type KubeConfigLike, type KubeObject, type Resource } from "@tessera/client";
 
 /** Options for {@link WatchedObjects}. */
 export interface WatchedObjectsOptions extends Instrumentation {

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 
 /** A small object of the sharding tests' collection; the collection gives it a UID (what the shard hash reads) on creation. */
 export interface Item extends KubeObject {

@@ -2,9 +2,9 @@ import {
   DeletedFinalStateUnknown,
   IndexedStore,
   metaNamespaceKey,
-  type KubeObject,
   type ReflectorStore,
 } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 
 /** One write a {@link RecordingStore} received. */
 export interface Write {

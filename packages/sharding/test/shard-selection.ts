@@ -1,4 +1,5 @@
-import type { KubeObject, ListOptions, WatchOptions } from "@tessera/reflector";
+import type { ListOptions, WatchOptions } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import type { Selection } from "@tessera/reflector/testing";
 import { ShardSelector } from "../src/ranges.js";
 

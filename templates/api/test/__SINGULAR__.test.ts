@@ -1,7 +1,6 @@
 import { strict as assert } from "node:assert";
 import { fileURLToPath } from "node:url";
-import { ConfigMaps } from "@tessera/reflector";
-import { ApiClient, Manager } from "@tessera/runtime";
+import { ConfigMaps, ApiClient, Manager } from "@tessera/runtime";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { __KIND__Reconciler } from "../src/controllers/__SINGULAR__.js";
 import { __HANDLE__, __SINGULAR__Validator } from "../src/generated/index.js";

@@ -1,6 +1,6 @@
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { ConfigMaps } from "@tessera/reflector";
 import {
+  ConfigMaps,
   finalize,
   removeFinalizer,
   Tokens,

@@ -1,6 +1,7 @@
-import type { Clock } from "@tessera/core";
-import { ConfigMaps, ServiceAccounts } from "@tessera/reflector";
+import type { Clock } from "@tessera/runtime";
 import {
+  ConfigMaps,
+  ServiceAccounts,
   applyStatusIfChanged,
   isNotFound,
   setCondition,

@@ -1,8 +1,10 @@
+import type { Clock } from "@tessera/runtime";
 import { createHash } from "node:crypto";
 import type { V1Deployment } from "@kubernetes/client-node";
-import type { Clock } from "@tessera/core";
-import { ConfigMaps, Deployments, Services } from "@tessera/reflector";
 import {
+  ConfigMaps,
+  Deployments,
+  Services,
   addFinalizer,
   applyStatusIfChanged,
   findCondition,

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
-import { ConfigMaps, defineResource, type KubeObject } from "@tessera/reflector";
-import { ApiClient, loadKubeConfig } from "@tessera/runtime";
+import { ConfigMaps, defineResource, type KubeObject, loadKubeConfig } from "@tessera/client";
+import { ApiClient } from "@tessera/runtime";
 import { eventually, useControlPlane, type ControlPlane } from "@tessera/testenv";
 import { PNPM_VERSION } from "../../src/index.js";
 

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { ControlPlane } from "@tessera/testenv";
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight. */
 export async function pool(

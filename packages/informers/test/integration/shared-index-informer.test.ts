@@ -1,15 +1,8 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap, V1PodTemplate } from "@kubernetes/client-node";
-import {
-  ConfigMaps,
-  defineResource,
-  KubeListerWatcher,
-  metaNamespaceKey,
-  type KubeObject,
-  type Resource,
-} from "@tessera/reflector";
+import { KubeListerWatcher, metaNamespaceKey, DeletedFinalStateUnknown } from "@tessera/reflector";
+import { ConfigMaps, defineResource, type KubeObject, type Resource } from "@tessera/client";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
-import { DeletedFinalStateUnknown } from "@tessera/reflector";
 import { SharedIndexInformer, stripManagedFields } from "../../src/index.js";
 import { ReplicaHandler, versions } from "../replica.js";
 import { seededRandom } from "../seeded-random.js";

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap, V1PodTemplate } from "@kubernetes/client-node";
-import { ConfigMaps, defineResource, Pods } from "@tessera/reflector";
+import { ConfigMaps, defineResource, Pods } from "@tessera/client";
 import { useControlPlane } from "@tessera/testenv";
 import { CacheSyncError, SharedInformerFactory, stripManagedFields } from "../../src/index.js";
 import { ReplicaHandler } from "../replica.js";

@@ -1,5 +1,5 @@
 import protobuf from "protobufjs";
-import type { KubeObject, ObjectList, Status } from "../kube-object.js";
+import type { KubeObject, ObjectList, Status } from "@tessera/client";
 import { descriptorJson } from "./descriptor.generated.js";
 import { NoJsonFormError, ShapeDecoder } from "./shape-decoder.js";
 import type { MessageShapes } from "./shapes.js";

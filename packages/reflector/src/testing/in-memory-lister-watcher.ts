@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { toError } from "@tessera/core";
-import type { KubeObject, ListMeta, ObjectList, Status } from "../kube-object.js";
+import type { KubeObject, ListMeta, ObjectList, Status } from "@tessera/client";
 import type { ListOptions, WatchOptions } from "../list-options.js";
 import type { ListerWatcher, WatchEventHandler } from "../lister-watcher.js";
 import { ApiStatusError, type ListWatchVerb } from "../list-watch-error.js";

@@ -1,5 +1,5 @@
 import { toError } from "@tessera/core";
-import type { KubeObject, ObjectList } from "../kube-object.js";
+import type { KubeObject, ObjectList } from "@tessera/client";
 import type { ListOptions, WatchOptions } from "../list-options.js";
 import type { ListerWatcher, WatchEventHandler } from "../lister-watcher.js";
 import type { WatchEvent } from "../watch-event.js";

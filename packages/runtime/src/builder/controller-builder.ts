@@ -1,4 +1,4 @@
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import type { MapToRequests } from "../handler/event-handler.js";
 import type { Predicate } from "../predicate/predicate.js";
 import type { Reconciler, ReconcileFunction } from "../reconcile/reconciler.js";

@@ -1,5 +1,4 @@
-import type { KubeObject, Resource } from "@tessera/reflector";
-import type { GroupVersionKind } from "../client/rest-mapper.js";
+import type { KubeObject, Resource, GroupVersionKind } from "@tessera/client";
 
 /**
  * A kind as a controller names it: a typed `Resource<T>` handle, or a group,

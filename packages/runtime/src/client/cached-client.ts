@@ -1,6 +1,5 @@
 import type { SharedIndexInformer, SharedInformerFactory } from "@tessera/informers";
-import { describeResource, type KubeObject, type Resource } from "@tessera/reflector";
-import { ApiError } from "./api-error.js";
+import { describeResource, type KubeObject, type Resource, ApiError, labelMatcher } from "@tessera/client";
 import type {
   ApplyConfiguration,
   ApplyOptions,
@@ -10,8 +9,7 @@ import type {
   ObjectRef,
   Patch,
   WriteOptions,
-} from "./client.js";
-import { labelMatcher } from "./label-selector.js";
+} from "@tessera/client";
 
 /**
  * controller-runtime's split client: `get` and `list` read the informer
@@ -26,6 +24,7 @@ import { labelMatcher } from "./label-selector.js";
  * every controller (clone with `structuredClone` first).
  */
 export class CachedClient implements Client {
+  readonly reads = "cache";
   constructor(
     private readonly factory: SharedInformerFactory,
     private readonly writer: Client,

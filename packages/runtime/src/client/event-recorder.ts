@@ -1,4 +1,4 @@
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 
 /** Normal for what went as expected; Warning for what an operator should look at. */
 export type EventType = "Normal" | "Warning";

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { silentLogger, type Clock, type Logger, type Timer } from "@tessera/core";
-import { formatKubeTime, formatMicroTime, type KubeObject } from "@tessera/reflector";
-import { isNotFound } from "./api-error.js";
+import { formatKubeTime, formatMicroTime, type KubeObject, isNotFound } from "@tessera/client";
 import type { EventInput, EventRecorder } from "./event-recorder.js";
-import type { KubeTransport } from "./kube-transport.js";
+import type { KubeTransport } from "@tessera/client";
 
 /** Options of a {@link KubeEventRecorder}. */
 export interface KubeEventRecorderOptions {

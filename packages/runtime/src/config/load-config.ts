@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { Ajv, type ErrorObject } from "ajv";
-import { parseYaml } from "./parse-yaml.js";
+import { parseYaml } from "@tessera/client";
 import { ConfigError, type ConfigViolation } from "./config-error.js";
 import { managerConfigSchema } from "./config-schema.js";
 import type { ManagerConfig, ManagerConfigInput } from "./manager-config.js";

@@ -1,6 +1,6 @@
-import type { KubeObject, Resource } from "@tessera/reflector";
+import type { KubeObject, Resource } from "@tessera/client";
 import { requestFor, type Request } from "../reconcile/request.js";
-import { metadataOf } from "./object-metadata.js";
+import { metadataOf } from "@tessera/client";
 
 /**
  * Maps an object that changed to the requests it should wake

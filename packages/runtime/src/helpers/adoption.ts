@@ -1,7 +1,5 @@
-import type { KubeObject, Resource } from "@tessera/reflector";
-import type { Client } from "../client/client.js";
-import type { LabelSelectorInput } from "../client/label-selector.js";
-import { labelMatcher } from "../client/label-selector.js";
+import type { KubeObject, Resource, Client, LabelSelectorInput } from "@tessera/client";
+import { labelMatcher } from "@tessera/client";
 import { controllerOf, removeOwnerReference, setControllerReference } from "./owner-references.js";
 import { retryOnConflict, type RetryOnConflictOptions } from "./retry-on-conflict.js";
 

@@ -1,4 +1,4 @@
-import { formatKubeTime } from "@tessera/reflector";
+import { formatKubeTime } from "@tessera/client";
 
 /** A status condition with the semantics of Kubernetes' `metav1.Condition`. */
 export interface Condition {

@@ -1,6 +1,5 @@
-import type { KubeObject, Resource } from "@tessera/reflector";
-import type { Client, ObjectRef } from "../client/client.js";
-import { metadataOf } from "../handler/object-metadata.js";
+import type { KubeObject, Resource, Client, ObjectRef } from "@tessera/client";
+import { metadataOf } from "@tessera/client";
 import { retryOnConflict, type RetryOnConflictOptions } from "./retry-on-conflict.js";
 
 /** Options of the finalizer helpers. */
@@ -15,8 +14,7 @@ const refOf = (object: KubeObject): ObjectRef => {
 };
 const describe = (resource: Resource, ref: ObjectRef) =>
   `${resource.plural}${resource.group ? `.${resource.group}` : ""} ${ref.namespace ? `${ref.namespace}/` : ""}${ref.name}`;
-const finalizersOf = (object: KubeObject): string[] =>
-  (object.metadata as { finalizers?: string[] } | undefined)?.finalizers ?? [];
+const finalizersOf = (object: KubeObject): string[] => object.metadata?.finalizers ?? [];
 
 /**
  * Changes the finalizers of the object at `ref` on the server: reads it

@@ -1,5 +1,4 @@
-import type { KubeObject } from "@tessera/reflector";
-import type { OwnerReference } from "../handler/object-metadata.js";
+import type { KubeObject, OwnerReference } from "@tessera/client";
 
 /** An owner reference that cannot be set: names both objects and the rule. */
 export class OwnerReferenceError extends Error {
@@ -67,9 +66,7 @@ function withReferences<T extends KubeObject>(object: T, refs: OwnerReference[])
  */
 export function setControllerReference<T extends KubeObject>(owner: KubeObject, object: T): T {
   const ref: OwnerReference = { ...referenceTo(owner, object), controller: true, blockOwnerDeletion: true };
-  const refs = [
-    ...((object.metadata as { ownerReferences?: OwnerReference[] } | undefined)?.ownerReferences ?? []),
-  ];
+  const refs = [...(object.metadata?.ownerReferences ?? [])];
   const current = refs.find((r) => r.controller);
   if (current && !sameOwner(current, ref)) {
     throw new OwnerReferenceError(
@@ -85,9 +82,7 @@ export function setControllerReference<T extends KubeObject>(owner: KubeObject, 
 /** `object` with `owner` as a (non-controller) owner; an existing reference to it is updated, its controller flag kept. */
 export function setOwnerReference<T extends KubeObject>(owner: KubeObject, object: T): T {
   const ref = referenceTo(owner, object);
-  const refs = [
-    ...((object.metadata as { ownerReferences?: OwnerReference[] } | undefined)?.ownerReferences ?? []),
-  ];
+  const refs = [...(object.metadata?.ownerReferences ?? [])];
   const index = refs.findIndex((r) => sameOwner(r, ref));
   if (index >= 0) refs[index] = { ...refs[index], ...ref };
   else refs.push(ref);
@@ -103,15 +98,11 @@ export function removeOwnerReference<T extends KubeObject>(owner: KubeObject, ob
     name: meta.name ?? "",
     uid: meta.uid ?? "",
   };
-  const refs = (
-    (object.metadata as { ownerReferences?: OwnerReference[] } | undefined)?.ownerReferences ?? []
-  ).filter((r) => !sameOwner(r, target));
+  const refs = (object.metadata?.ownerReferences ?? []).filter((r) => !sameOwner(r, target));
   return withReferences(object, refs);
 }
 
 /** The controller reference of `object`, if it has one. */
 export function controllerOf(object: KubeObject): OwnerReference | undefined {
-  return (object.metadata as { ownerReferences?: OwnerReference[] } | undefined)?.ownerReferences?.find(
-    (r) => r.controller,
-  );
+  return object.metadata?.ownerReferences?.find((r) => r.controller);
 }

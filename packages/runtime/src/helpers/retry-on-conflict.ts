@@ -1,5 +1,5 @@
 import { Backoff, defaultRandom, sleep, SystemClock, type Clock, type RandomSource } from "@tessera/core";
-import { ConflictError } from "../client/api-error.js";
+import { ConflictError } from "@tessera/client";
 
 /** Options of {@link retryOnConflict}. */
 export interface RetryOnConflictOptions {

@@ -1,5 +1,4 @@
-import type { KubeObject, Resource } from "@tessera/reflector";
-import type { ApplyOptions, Client } from "../client/client.js";
+import type { KubeObject, Resource, ApplyOptions, Client } from "@tessera/client";
 
 /** Whether every field `desired` sets has the same value in `current` (arrays compared whole). */
 export function containsFields(current: unknown, desired: unknown): boolean {

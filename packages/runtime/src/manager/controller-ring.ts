@@ -1,4 +1,4 @@
-import type { KubeConfigLike } from "@tessera/reflector";
+import type { KubeConfigLike } from "@tessera/client";
 import {
   resolveInstrumentation,
   toError,
@@ -9,7 +9,8 @@ import {
 } from "@tessera/core";
 import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
 import type { LeaderElectionDurations } from "@tessera/leader-election";
-import { KubeListerWatcher, type Compression, type KubeObject, type Resource } from "@tessera/reflector";
+import { KubeListerWatcher, type Compression } from "@tessera/reflector";
+import { type KubeObject, type Resource } from "@tessera/client";
 import {
   createDequeueGuard,
   InFlightReconciles,

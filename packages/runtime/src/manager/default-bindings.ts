@@ -1,13 +1,11 @@
-import type { KubeConfigLike } from "@tessera/reflector";
+import type { KubeConfigLike } from "@tessera/client";
 import { trace } from "@opentelemetry/api";
 import { defaultRandom, JsonLogger, SystemClock, withFields } from "@tessera/core";
 import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
 import type { Container, ResolutionContext } from "inversify";
-import { ApiClient } from "../client/api-client.js";
+import { ApiClient, DiscoveryRestMapper, KubeTransport } from "@tessera/client";
 import { CachedClient } from "../client/cached-client.js";
-import { DiscoveryRestMapper } from "../client/discovery-rest-mapper.js";
 import { KubeEventRecorder } from "../client/kube-event-recorder.js";
-import { KubeTransport } from "../client/kube-transport.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
 import { token, Tokens, type Token } from "../plugin/tokens.js";
@@ -82,6 +80,10 @@ export function bindDefaults(
           transport: use(ctx, Transport),
         }),
     )
+    .inSingletonScope();
+  container
+    .bind(Tokens.ApiReader)
+    .toDynamicValue((ctx) => use(ctx, Tokens.ApiClient))
     .inSingletonScope();
   container
     .bind(Tokens.Client)

@@ -1,4 +1,4 @@
-import type { KubeConfigLike } from "@tessera/reflector";
+import type { KubeConfigLike } from "@tessera/client";
 import type { Instrumentation } from "@tessera/core";
 import type { ManagerConfigInput } from "../config/manager-config.js";
 

@@ -2,7 +2,7 @@ import { Container, ContainerModule, type ServiceIdentifier } from "inversify";
 import { toError, withFields, type Logger, type Runnable, type Syncable } from "@tessera/core";
 import type { SharedIndexInformer } from "@tessera/informers";
 import { LeaderElector, LeaseLock } from "@tessera/leader-election";
-import type { KubeObject, Resource } from "@tessera/reflector";
+import type { KubeObject, Resource } from "@tessera/client";
 import { ControllerBuilder, type ControllerDefinition } from "../builder/controller-builder.js";
 import { isResource, type Kind } from "../builder/kind.js";
 import type { ManagerConfig } from "../config/manager-config.js";
@@ -29,8 +29,7 @@ import type { AddressInfo } from "node:net";
 import { LeaderElectionLostError } from "./leader-election-lost-error.js";
 import { RingMemberFencedError } from "./ring-member-fenced-error.js";
 import { bindDefaults, Transport } from "./default-bindings.js";
-import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
-import { checkInsecureTLS } from "../kubeconfig/insecure-tls.js";
+import { loadKubeConfig, checkInsecureTLS } from "@tessera/client";
 import type { ManagerOptions } from "./manager-options.js";
 import { loadConfig } from "../config/load-config.js";
 

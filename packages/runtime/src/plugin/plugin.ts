@@ -1,6 +1,6 @@
 import type { ContainerModule } from "inversify";
 import type { Runnable } from "@tessera/core";
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import type { ControllerBuilder } from "../builder/controller-builder.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import type { Token } from "./tokens.js";

@@ -1,10 +1,8 @@
-import type { KubeConfigLike } from "@tessera/reflector";
+import type { KubeConfigLike, ApiClient, ApiReader, Client, RestMapper } from "@tessera/client";
 import type { Meter, Tracer } from "@opentelemetry/api";
 import type { Clock, Logger, RandomSource } from "@tessera/core";
 import type { SharedInformerFactory } from "@tessera/informers";
-import type { Client } from "../client/client.js";
 import type { EventRecorder } from "../client/event-recorder.js";
-import type { RestMapper } from "../client/rest-mapper.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import type { PrometheusMetrics } from "../server/prometheus-metrics.js";
 
@@ -34,8 +32,13 @@ export const Tokens = Object.freeze({
   KubeConfig: token<KubeConfigLike>("tessera.KubeConfig"),
   /** The split client: reads from the informer cache, writes to the API server. */
   Client: token<Client>("tessera.Client"),
-  /** A client that reads from the API server too (controller-runtime's API reader). */
-  ApiClient: token<Client>("tessera.ApiClient"),
+  /**
+   * Reads from the API server, never the cache (controller-runtime's API
+   * reader): the same instance as `ApiClient`, typed to read only.
+   */
+  ApiReader: token<ApiReader>("tessera.ApiReader"),
+  /** The uncached client: reads from the API server, and writes; for code that must read fresh before it writes. */
+  ApiClient: token<ApiClient>("tessera.ApiClient"),
   /** Kinds by group, version and kind, from the API server's discovery. */
   RestMapper: token<RestMapper>("tessera.RestMapper"),
   /** The informers behind the cache, shared by every controller of the manager. */

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 
 /**
  * Filters the events that reach a controller's queue (controller-runtime's

@@ -1,5 +1,5 @@
-import type { KubeObject } from "@tessera/reflector";
-import { metadataOf } from "../handler/object-metadata.js";
+import type { KubeObject } from "@tessera/client";
+import { metadataOf } from "@tessera/client";
 import type { Predicate } from "./predicate.js";
 
 /**

@@ -8,7 +8,8 @@ import {
   type Logger,
 } from "@tessera/core";
 import type { HandlerRegistration, SharedIndexInformer } from "@tessera/informers";
-import { DeletedFinalStateUnknown, type KubeObject } from "@tessera/reflector";
+import { DeletedFinalStateUnknown } from "@tessera/reflector";
+import { type KubeObject } from "@tessera/client";
 import {
   defaultControllerRateLimiter,
   LOW_PRIORITY,

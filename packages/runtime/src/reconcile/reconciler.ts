@@ -1,5 +1,5 @@
 import type { Logger } from "@tessera/core";
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 import type { Request } from "./request.js";
 import type { Result } from "./result.js";
 

@@ -1,6 +1,6 @@
 import type { Clock } from "@tessera/core";
-import { collectionPath, defineResource, describeResource, type KubeObject } from "@tessera/reflector";
-import type { KubeTransport } from "../client/kube-transport.js";
+import { collectionPath, defineResource, describeResource, type KubeObject } from "@tessera/client";
+import type { KubeTransport } from "@tessera/client";
 import { DecisionCache } from "./decision-cache.js";
 import type { UserInfo } from "./token-review-authenticator.js";
 

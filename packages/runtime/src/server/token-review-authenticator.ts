@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "@tessera/core";
-import { collectionPath, defineResource, describeResource, type KubeObject } from "@tessera/reflector";
-import type { KubeTransport } from "../client/kube-transport.js";
+import { collectionPath, defineResource, describeResource, type KubeObject } from "@tessera/client";
+import type { KubeTransport } from "@tessera/client";
 import { DecisionCache } from "./decision-cache.js";
 
 /** Who a bearer token belongs to, as the API server's TokenReview says. */

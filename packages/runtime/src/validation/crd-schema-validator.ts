@@ -1,5 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import type { KubeObject } from "@tessera/reflector";
+import type { KubeObject } from "@tessera/client";
 
 /** A `JSONSchemaProps` of a CRD version's `schema.openAPIV3Schema`, as far as validation reads it. */
 export type StructuralSchema = Record<string, unknown>;

@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
-import { defineResource, type KubeObject } from "@tessera/reflector";
-import { parseYaml } from "../config/parse-yaml.js";
+import { defineResource, type KubeObject, parseYaml } from "@tessera/client";
 import type { CustomResourceDefinitionLike } from "./crd-schema-validator.js";
 
 /** A CustomResourceDefinition as the validators read it, and as a KubeObject. */

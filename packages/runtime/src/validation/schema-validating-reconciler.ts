@@ -1,6 +1,5 @@
 import type { Clock } from "@tessera/core";
-import type { KubeObject, Resource } from "@tessera/reflector";
-import type { Client } from "../client/client.js";
+import type { KubeObject, Resource, Client } from "@tessera/client";
 import type { EventRecorder } from "../client/event-recorder.js";
 import { setCondition, type Condition } from "../helpers/conditions.js";
 import { applyStatusIfChanged } from "../helpers/status.js";

@@ -5,19 +5,17 @@ import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { SystemClock } from "@tessera/core";
 import { SharedInformerFactory } from "@tessera/informers";
-import { ConfigMaps } from "@tessera/reflector";
-import { eventually, useControlPlane } from "@tessera/testenv";
 import {
-  ApiClient,
-  CachedClient,
+  ConfigMaps,
   ConflictError,
   DiscoveryRestMapper,
   InvalidError,
   KindNotFoundError,
-  KubeEventRecorder,
   KubeTransport,
-  isAlreadyExists,
-} from "../../src/index.js";
+} from "@tessera/client";
+import { eventually, useControlPlane } from "@tessera/testenv";
+import { ApiClient, isAlreadyExists } from "../../src/index.js";
+import { CachedClient, KubeEventRecorder } from "../../src/controller.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
 
 describe("client (real API server)", function () {

@@ -2,22 +2,19 @@
 import { strict as assert } from "node:assert";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { silentLogger } from "@tessera/core";
-import { defineResource, type KubeObject } from "@tessera/reflector";
+import { defineResource, type KubeObject } from "@tessera/client";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ApiClient, Manager, Tokens, type Condition } from "../../src/index.js";
 import {
-  ApiClient,
   CustomResourceDefinitions,
   readCrdFile,
   CrdSchemaValidator,
   CrdSchemaValidators,
-  Manager,
-  Tokens,
   validatingReconciler,
-  type Condition,
   type CustomResourceDefinitionLike,
-} from "../../src/index.js";
+} from "../../src/validation.js";
 import { createNamespace } from "./support/widget-cluster.js";
 
 const gadgetCrd = {

@@ -4,9 +4,10 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { SystemClock } from "@tessera/core";
-import { ConfigMaps } from "@tessera/reflector";
+import { ConfigMaps, KubeTransport } from "@tessera/client";
 import { ControlPlane, eventually, useControlPlane } from "@tessera/testenv";
-import { ApiClient, KubeEventRecorder, KubeTransport } from "../../src/index.js";
+import { ApiClient } from "../../src/index.js";
+import { KubeEventRecorder } from "../../src/controller.js";
 import { apiRequestCounts, createNamespace } from "./support/widget-cluster.js";
 
 describe("KubeEventRecorder (real API server)", function () {

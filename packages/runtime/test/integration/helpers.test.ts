@@ -2,7 +2,7 @@
 // conflict retries.
 import { strict as assert } from "node:assert";
 import { silentLogger } from "@tessera/core";
-import { ConfigMaps } from "@tessera/reflector";
+import { ConfigMaps } from "@tessera/client";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import {
   ApiClient,
@@ -75,10 +75,7 @@ describe("operator helpers (real API server)", function () {
         await eventually(`${name} has its finalizer and record`, async () => {
           const w = await getWidget(env.cp, ns, name);
           const record = await api.get(ConfigMaps, { name: `record-${name}`, namespace: external });
-          return (
-            (w?.metadata as { finalizers?: string[] } | undefined)?.finalizers?.includes(FINALIZER) ===
-              true && record !== undefined
-          );
+          return w?.metadata?.finalizers?.includes(FINALIZER) === true && record !== undefined;
         });
         await deleteWidget(env.cp, ns, name);
       }

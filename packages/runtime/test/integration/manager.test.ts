@@ -12,15 +12,9 @@ import {
 } from "@tessera/testenv";
 import { ContainerModule } from "inversify";
 import { CapturingLogger } from "@tessera/core/testing";
-import { Leases } from "@tessera/reflector";
-import {
-  ApiClient,
-  LeaderElectionLostError,
-  Manager,
-  RingMemberFencedError,
-  Tokens,
-  type ManagerConfigInput,
-} from "../../src/index.js";
+import { Leases } from "@tessera/client";
+import { ApiClient, Manager, Tokens, type ManagerConfigInput } from "../../src/index.js";
+import { LeaderElectionLostError, RingMemberFencedError } from "../../src/controller.js";
 import { LedgerToken, WidgetReconciler, Widgets, nowMicros, type ReconcileRecord } from "./widget.js";
 import {
   createNamespace,

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { JsonLogger } from "@tessera/core";
-import { Secrets } from "@tessera/reflector";
+import { Secrets, loadKubeConfig } from "@tessera/client";
 import type { V1Secret } from "@kubernetes/client-node";
-import { ApiClient, loadKubeConfig, Manager } from "../../src/index.js";
+import { ApiClient, Manager } from "../../src/index.js";
 import { createNamespace } from "./support/widget-cluster.js";
 import { capturingTracer } from "./support/capturing-tracer.js";
 

@@ -11,19 +11,14 @@ import type { PeerCertificate, TLSSocket } from "node:tls";
 import { ContainerModule } from "inversify";
 import { CapturingLogger, FakeClock } from "@tessera/core/testing";
 import { eventually, parsePrometheusText, useControlPlane, type ControlPlane } from "@tessera/testenv";
-import type { KubeConfigLike } from "@tessera/reflector";
+import type { KubeConfigLike } from "@tessera/client";
+import { KubeTransport, LeanKubeConfig, type ApiErrorContext, type TransportRequest } from "@tessera/client";
+import { Manager, Tokens, type ManagerConfigInput } from "../../src/index.js";
 import {
-  KubeTransport,
-  LeanKubeConfig,
-  Manager,
   selfSignedCertificate,
   SubjectAccessReviewAuthorizer,
   TokenReviewAuthenticator,
-  Tokens,
-  type ApiErrorContext,
-  type ManagerConfigInput,
-  type TransportRequest,
-} from "../../src/index.js";
+} from "../../src/server.js";
 import { LedgerToken, WidgetReconciler } from "./widget.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
 

@@ -8,15 +8,14 @@ import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
 import { CapturingLogger } from "@tessera/core/testing";
-import { ConfigMaps, type KubeConfigLike } from "@tessera/reflector";
 import {
-  ApiClient,
+  ConfigMaps,
+  type KubeConfigLike,
   KubeConfigError,
   loadKubeConfig,
-  Manager,
-  Tokens,
   TransportError,
-} from "../../src/index.js";
+} from "@tessera/client";
+import { ApiClient, Manager, Tokens } from "../../src/index.js";
 
 describe("TLS verification (real API server)", function () {
   this.timeout(60_000);

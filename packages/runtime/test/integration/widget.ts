@@ -1,9 +1,9 @@
 // The example operator of the runtime's integration tests: a custom resource
 // Widget that owns a ConfigMap holding its spec.data, with status.observedGeneration.
 import { sleep, type Clock } from "@tessera/core";
-import { ConfigMaps, defineResource, type KubeObject } from "@tessera/reflector";
+import { ConfigMaps, defineResource, type KubeObject } from "@tessera/client";
+import { generationChanged } from "../../src/predicates.js";
 import {
-  generationChanged,
   Tokens,
   token,
   type Client,

@@ -21,7 +21,8 @@
 // Usage: node ring-reconcile-member.js <kubeconfig> <ring namespace> <ring> <identity> <objects namespace>
 // (the ring's Leases and assignment ConfigMap live apart from the ConfigMaps it reconciles).
 import { KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
-import { ConfigMaps, KubeListerWatcher } from "@tessera/reflector";
+import { KubeListerWatcher } from "@tessera/reflector";
+import { ConfigMaps } from "@tessera/client";
 import { WorkQueue, WorkerPool } from "@tessera/workqueue";
 import { createDequeueGuard, RingCoordinator, ShardedReflector, ShardMember } from "../../src/index.js";
 import { SlotSpace } from "../../src/ranges.js";

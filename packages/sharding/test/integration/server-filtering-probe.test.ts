@@ -2,7 +2,8 @@
 // off, for a built-in kind (the server echoes shardInfo) and a custom
 // resource (v1.37 filters it but echoes nothing).
 import { strict as assert } from "node:assert";
-import { ConfigMaps, defineResource, KubeListerWatcher, type KubeObject } from "@tessera/reflector";
+import { KubeListerWatcher } from "@tessera/reflector";
+import { ConfigMaps, defineResource, type KubeObject } from "@tessera/client";
 import { simpleCrd, useControlPlane, type ControlPlane } from "@tessera/testenv";
 import { probeServerFiltering } from "../../src/index.js";
 

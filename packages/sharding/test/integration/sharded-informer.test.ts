@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { SharedIndexInformer } from "@tessera/informers";
-import { ConfigMaps, KubeListerWatcher } from "@tessera/reflector";
+import { KubeListerWatcher } from "@tessera/reflector";
+import { ConfigMaps } from "@tessera/client";
 import { useControlPlane } from "@tessera/testenv";
 import { createDequeueGuard, ShardedReflector } from "../../src/index.js";
 import { SlotSpace } from "../../src/ranges.js";

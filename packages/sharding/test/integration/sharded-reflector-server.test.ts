@@ -1,18 +1,17 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import {
-  ConfigMaps,
   IndexedStore,
   KubeListerWatcher,
   metaNamespaceKey,
   type DeletedFinalStateUnknown,
   type ListerWatcher,
   type ListOptions,
-  type ObjectList,
   type ReflectorStore,
   type WatchEventHandler,
   type WatchOptions,
 } from "@tessera/reflector";
+import { ConfigMaps, type ObjectList } from "@tessera/client";
 import { FaultProxy, kubeConfigVia, useControlPlane, type ControlPlane } from "@tessera/testenv";
 import { ShardedReflector } from "../../src/index.js";
 import { HASH_SPACE, ShardSelector, SlotSpace, type HashRange } from "../../src/ranges.js";

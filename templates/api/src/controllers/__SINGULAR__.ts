@@ -1,6 +1,6 @@
-import type { Clock } from "@tessera/core";
-import { ConfigMaps } from "@tessera/reflector";
+import type { Clock } from "@tessera/runtime";
 import {
+  ConfigMaps,
   applyStatusIfChanged,
   isNotFound,
   setCondition,

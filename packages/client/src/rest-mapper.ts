@@ -1,4 +1,5 @@
-import type { KubeObject, Resource } from "@tessera/reflector";
+import type { KubeObject } from "./kube-object.js";
+import type { Resource } from "./resource.js";
 
 /** A kind as an author names it without a typed handle. */
 export interface GroupVersionKind {

@@ -5,8 +5,14 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useControlPlane } from "@tessera/testenv";
-import { ConfigMaps, type KubeConfigLike } from "@tessera/reflector";
-import { ApiClient, KubeConfigError, LeanKubeConfig, loadKubeConfig } from "../../src/index.js";
+import {
+  ApiClient,
+  ConfigMaps,
+  KubeConfigError,
+  LeanKubeConfig,
+  loadKubeConfig,
+  type KubeConfigLike,
+} from "../../src/index.js";
 
 describe("loadKubeConfig (real API server)", function () {
   this.timeout(60_000);

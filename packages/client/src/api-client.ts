@@ -1,13 +1,9 @@
-import type { KubeConfigLike } from "@tessera/reflector";
-import {
-  collectionPath,
-  describeResource,
-  type KubeObject,
-  type ObjectList,
-  type Resource,
-} from "@tessera/reflector";
+import type { KubeConfigLike } from "./kube-config-like.js";
+import { collectionPath, describeResource, type Resource } from "./resource.js";
+import { type KubeObject, type ObjectList } from "./kube-object.js";
 import { isNotFound, type ApiErrorContext } from "./api-error.js";
 import type {
+  ApiReader,
   ApplyConfiguration,
   ApplyOptions,
   Client,
@@ -44,7 +40,8 @@ const APPLY_PATCH = "application/apply-patch+yaml";
  * stale, or for kinds the manager should not cache. Writes use the field
  * manager of the options; `apply` is server-side apply.
  */
-export class ApiClient implements Client {
+export class ApiClient implements Client, ApiReader {
+  readonly reads = "api";
   private readonly transport: KubeTransport;
   private readonly fieldManager: string;
   private readonly pageSize: number;
@@ -103,7 +100,7 @@ export class ApiClient implements Client {
     object: T,
     options: WriteOptions = {},
   ): Promise<T> {
-    const generated = (object.metadata as { generateName?: string } | undefined)?.generateName;
+    const generated = object.metadata?.generateName;
     const ref =
       object.metadata?.name || !generated
         ? refOf(object)

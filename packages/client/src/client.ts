@@ -1,10 +1,16 @@
-import type { KubeObject, Resource } from "@tessera/reflector";
+import type { KubeObject } from "./kube-object.js";
+import type { Resource } from "./resource.js";
 
 /** Names one object: its name, and its namespace when the kind is namespaced. */
 export interface ObjectRef {
   readonly name: string;
   /** Required for a namespaced kind, absent (or "") for a cluster-scoped one. */
   readonly namespace?: string;
+}
+
+/** Options of a `get`. */
+export interface ReadOptions {
+  signal?: AbortSignal;
 }
 
 /** Which objects a `list` returns. */
@@ -81,11 +87,18 @@ export type ApplyConfiguration<T extends KubeObject> = Partial<T> & {
  * `InvalidError`, `ForbiddenError`, ...) naming the verb, kind, namespace and name.
  */
 export interface Client {
+  /**
+   * Where reads come from: `"cache"` for the manager's split client,
+   * `"api"` for a client that reads from the API server. An {@link ApiReader}
+   * requires `"api"`, so the cached client cannot be passed where a fresh
+   * read is needed.
+   */
+  readonly reads: "cache" | "api";
   /** The object, or `undefined` when there is none. */
   get<T extends KubeObject>(
     resource: Resource<T>,
     ref: ObjectRef,
-    options?: { signal?: AbortSignal },
+    options?: ReadOptions,
   ): Promise<T | undefined>;
   list<T extends KubeObject>(resource: Resource<T>, options?: ListOptions): Promise<T[]>;
   /** Creates `object` (its `apiVersion` and `kind` filled from the handle); resolves with what the server stored. */
@@ -118,4 +131,23 @@ export interface Client {
     object: ApplyConfiguration<T>,
     options?: ApplyOptions,
   ): Promise<T>;
+}
+
+/**
+ * Reads that go to the API server, never to a cache (controller-runtime's
+ * API reader): for a read that must not be stale, such as the object a
+ * finalizer or a conflict retry is about to write, or a kind the manager
+ * should not cache. Its `reads` is `"api"`, so the manager's cached
+ * {@link Client} is not one; `Tokens.ApiReader` is bound to an `ApiClient`.
+ */
+export interface ApiReader {
+  readonly reads: "api";
+  /** The object as the API server has it now, or `undefined` when there is none. */
+  get<T extends KubeObject>(
+    resource: Resource<T>,
+    ref: ObjectRef,
+    options?: ReadOptions,
+  ): Promise<T | undefined>;
+  /** The objects as the API server has them now (paged). */
+  list<T extends KubeObject>(resource: Resource<T>, options?: ListOptions): Promise<T[]>;
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "@tessera/core";
-import type { KubeConfigLike } from "@tessera/reflector";
+import type { KubeConfigLike } from "../kube-config-like.js";
 import { KubeConfigError } from "./kubeconfig-error.js";
 
 /** Where an insecure cluster was found, for the refusal and the warning. */

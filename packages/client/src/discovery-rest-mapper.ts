@@ -1,4 +1,5 @@
-import { defineResource, type KubeObject, type Resource } from "@tessera/reflector";
+import { defineResource, type Resource } from "./resource.js";
+import { type KubeObject } from "./kube-object.js";
 import { isNotFound } from "./api-error.js";
 import type { KubeTransport } from "./kube-transport.js";
 import type { GroupVersionKind, RestMapper } from "./rest-mapper.js";

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
-import type { KubeConfigLike } from "@tessera/reflector";
-import { parseYaml } from "../config/parse-yaml.js";
+import type { KubeConfigLike } from "../kube-config-like.js";
+import { parseYaml } from "../parse-yaml.js";
 import { LeanKubeConfig, type LeanCredentials } from "./lean-kube-config.js";
 import { KubeConfigError } from "./kubeconfig-error.js";
 import { insecureTLSRefused } from "./insecure-tls.js";

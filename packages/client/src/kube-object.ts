@@ -1,15 +1,42 @@
+/** An owner reference in `metadata.ownerReferences`. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  /** True on the one owner that manages the object (its controller). */
+  controller?: boolean;
+  /** With foreground deletion, the owner is not deleted before this object is. */
+  blockOwnerDeletion?: boolean;
+}
+
 /**
- * The part of an object's metadata the reflector reads. Objects are kept as
- * the plain JSON the server sent: timestamps are strings, whatever type
- * parameter is used to view them.
+ * An object's metadata (`metav1.ObjectMeta`), the one metadata type of
+ * every package: of custom resources, of the types `tessera generate`
+ * writes, of metadata-only caches. Objects are kept as the plain JSON the
+ * server sent, so timestamps are RFC 3339 strings; the models of
+ * @kubernetes/client-node, which type them as `Date`, fit too.
  */
 export interface ObjectMeta {
   name?: string;
+  /** A prefix the server completes to a unique name on create when `name` is empty. */
+  generateName?: string;
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
+  /** Bumped by the server on every change of the desired state (spec), not of status or metadata. */
+  generation?: number;
+  creationTimestamp?: string | Date;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  /** Keys that hold a deleted object until each is removed. */
+  finalizers?: string[];
+  /** Set when a delete was asked for; the object stays while `finalizers` is not empty. */
+  deletionTimestamp?: string | Date;
+  deletionGracePeriodSeconds?: number;
+  /** Which field manager owns which fields (server-side apply). */
+  managedFields?: unknown[];
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Status } from "@tessera/reflector";
+import type { Status } from "./kube-object.js";
 
 /** What an {@link ApiError} is about: the verb, the resource and the object. */
 export interface ApiErrorContext {

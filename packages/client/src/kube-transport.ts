@@ -1,12 +1,9 @@
 import { Agent as HttpsAgent } from "node:https";
 import { toError } from "@tessera/core";
-import {
-  KubeRequestError,
-  requestKubeJson,
-  statusReasonForHttpCode,
-  type KubeConfigLike,
-  type Status,
-} from "@tessera/reflector";
+import { KubeRequestError, requestKubeJson } from "./kube-request.js";
+import { statusReasonForHttpCode } from "./status-reason.js";
+import { type KubeConfigLike } from "./kube-config-like.js";
+import { type Status } from "./kube-object.js";
 import { ApiError, apiErrorFor, type ApiErrorContext } from "./api-error.js";
 
 /** One JSON call of a {@link KubeTransport}. */

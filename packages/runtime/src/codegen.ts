@@ -1,0 +1,10 @@
+/**
+ * @tessera/runtime/codegen: what `tessera generate` reads from an operator's
+ * compiled code: the controller builder that records a reconciler's
+ * declarations (kinds, watches, permissions) (the schema helpers are in
+ * `@tessera/runtime/validation`).
+ */
+export { ControllerBuilder } from "./builder/controller-builder.js";
+export type { ControllerDefinition, WatchDeclaration, PermissionRule } from "./builder/controller-builder.js";
+export { BuilderError } from "./builder/builder-error.js";
+export type { Kind } from "./builder/kind.js";
