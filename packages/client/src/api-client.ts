@@ -15,6 +15,7 @@ import type {
 } from "./client.js";
 import { KubeTransport } from "./kube-transport.js";
 import { labelSelectorString } from "./label-selector.js";
+import { setControllerReference } from "./owner-references.js";
 
 /** Options of an {@link ApiClient}. */
 export interface ApiClientOptions {
@@ -153,7 +154,8 @@ export class ApiClient implements Client, ApiReader {
     object: ApplyConfiguration<T>,
     options: ApplyOptions = {},
   ): Promise<T> {
-    return this.serverSideApply("apply", resource, object, "", options);
+    const owned = options.controller ? setControllerReference(options.controller, object) : object;
+    return this.serverSideApply("apply", resource, owned, "", options);
   }
 
   applyStatus<T extends KubeObject>(

@@ -55,6 +55,15 @@ export type JsonPatchOperation =
 export interface ApplyOptions extends WriteOptions {
   /** Take over fields another manager owns instead of failing with a conflict. Default false. */
   force?: boolean;
+  /**
+   * The object that controls the applied one: its controller reference
+   * (`controller: true`, `blockOwnerDeletion: true`) is set on the applied
+   * object, so deleting the owner garbage-collects it and the owner's
+   * controller hears of its changes (see `setControllerReference`). Fails
+   * with an `OwnerReferenceError` when another owner already controls the
+   * object, or across namespaces. Ignored by `applyStatus`.
+   */
+  controller?: KubeObject;
 }
 
 /** Options of a delete. */

@@ -10,6 +10,13 @@
  */
 export type { KubeObject, ObjectMeta, OwnerReference, ObjectList, ListMeta, Status } from "./kube-object.js";
 export { metadataOf } from "./object-metadata.js";
+export {
+  setControllerReference,
+  setOwnerReference,
+  removeOwnerReference,
+  controllerOf,
+  OwnerReferenceError,
+} from "./owner-references.js";
 export type { KubeConfigLike } from "./kube-config-like.js";
 export {
   defineResource,

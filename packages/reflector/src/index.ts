@@ -21,37 +21,8 @@ export type { DecodeOptions, Envelope } from "./proto/protobuf-codec.js";
 export { LengthDelimitedFrames } from "./proto/length-delimited-frames.js";
 export { formatGoDuration } from "./proto/go-duration.js";
 export type { MessageShapes, FieldShape, TypeShape } from "./proto/shapes.js";
-export {
-  sendKubeRequest,
-  readKubeResponse,
-  requestKubeJson,
-  describeKubeFailure,
-  KubeRequestError,
-} from "@tessera/client";
-export { statusReasonForHttpCode } from "@tessera/client";
-export type { KubeRequest, KubeJsonRequest, KubeJsonResponse } from "@tessera/client";
-export type { KubeConfigLike } from "@tessera/client";
-export { formatMicroTime, formatKubeTime, parseKubeTime } from "@tessera/client";
 export { toQueryString } from "./list-options.js";
 export type { ListOptions, WatchOptions } from "./list-options.js";
-export { defineResource, collectionPath, describeResource, ResourceDefinitionError } from "@tessera/client";
-export type { Resource, ResourceSpec, ResourceScope } from "@tessera/client";
-export {
-  ConfigMaps,
-  Secrets,
-  Services,
-  ServiceAccounts,
-  Namespaces,
-  Pods,
-  Events,
-  Deployments,
-  StatefulSets,
-  DaemonSets,
-  Jobs,
-  Leases,
-  CustomResourceDefinitions,
-} from "@tessera/client";
-export type { KubeObject, ObjectMeta, ObjectList, ListMeta, Status } from "@tessera/client";
 export { INITIAL_EVENTS_END_ANNOTATION, isInitialEventsEndBookmark } from "./watch-event.js";
 export type { WatchEvent, WatchEventType } from "./watch-event.js";
 export { NdjsonDecoder } from "./ndjson-decoder.js";

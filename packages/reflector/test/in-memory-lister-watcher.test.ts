@@ -6,10 +6,10 @@ import {
   isResourceExpired,
   listAllPages,
   Reflector,
-  type KubeObject,
   type WatchEvent,
   type WatchOptions,
 } from "../src/index.js";
+import { type KubeObject } from "@tessera/client";
 import { InMemoryListerWatcher, type Selection } from "../src/testing/index.js";
 
 interface Widget extends KubeObject {

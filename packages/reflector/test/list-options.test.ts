@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { collectionPath, defineResource, describeResource, toQueryString } from "../src/index.js";
+import { toQueryString } from "../src/index.js";
+import { collectionPath, defineResource, describeResource } from "@tessera/client";
 
 describe("toQueryString", () => {
   it("sends every option set, and watch=1 for a watch", () => {

@@ -5,8 +5,8 @@ import {
   PROTOBUF_MAGIC,
   ProtobufCodec,
   ProtobufDecodeError,
-  type KubeObject,
 } from "../src/index.js";
+import { type KubeObject } from "@tessera/client";
 import { ShapeDecoder } from "../src/proto/shape-decoder.js";
 import { delimited, encode, enveloped, root, type, varint } from "./support/protobuf-wire.js";
 

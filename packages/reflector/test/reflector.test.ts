@@ -10,8 +10,8 @@ import {
   StreamDecodeError,
   WatchListInconsistencyError,
   type ReflectorOptions,
-  type Status,
 } from "../src/index.js";
+import { type Status } from "@tessera/client";
 import {
   added,
   bookmark,

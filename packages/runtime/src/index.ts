@@ -71,7 +71,7 @@ export {
   removeOwnerReference,
   controllerOf,
   OwnerReferenceError,
-} from "./helpers/owner-references.js";
+} from "@tessera/client";
 export { retryOnConflict, ConflictRetriesExhaustedError } from "./helpers/retry-on-conflict.js";
 export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
 export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";

@@ -1,12 +1,7 @@
 import { strict as assert } from "node:assert";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
-import {
-  IndexedStore,
-  KubeListerWatcher,
-  Reflector,
-  type Compression,
-  type KubeObject,
-} from "../../src/index.js";
+import { IndexedStore, KubeListerWatcher, Reflector, type Compression } from "../../src/index.js";
+import { type KubeObject } from "@tessera/client";
 import {
   CONFIGMAPS,
   createConfigMaps,

@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
 import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
 import { useControlPlane } from "@tessera/testenv";
-import { ApiStatusError, IndexedStore, Reflector, type KubeObject } from "../../src/index.js";
+import { ApiStatusError, IndexedStore, Reflector } from "../../src/index.js";
+import { type KubeObject } from "@tessera/client";
 import {
   CONFIGMAPS,
   createConfigMaps,

@@ -5,11 +5,10 @@ import {
   IndexedStore,
   isResourceExpired,
   Reflector,
-  type KubeObject,
   type ListerWatcher,
   type ListOptions,
-  type ObjectList,
 } from "../../src/index.js";
+import { type KubeObject, type ObjectList } from "@tessera/client";
 import {
   CONFIGMAPS,
   createConfigMaps,

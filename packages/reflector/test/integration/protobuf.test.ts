@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
 import { simpleCrd, installCrds, useControlPlane } from "@tessera/testenv";
+import { KubeListerWatcher, ProtobufCodec, type WatchEvent } from "../../src/index.js";
 import {
   ConfigMaps,
   DaemonSets,
@@ -7,19 +8,16 @@ import {
   Deployments,
   Events,
   Jobs,
-  KubeListerWatcher,
   Leases,
   Namespaces,
   Pods,
-  ProtobufCodec,
   Secrets,
   ServiceAccounts,
   Services,
   StatefulSets,
   type KubeObject,
   type Resource,
-  type WatchEvent,
-} from "../../src/index.js";
+} from "@tessera/client";
 import { createNamespace, send } from "../support/cluster.js";
 
 const NS = "wire";

@@ -1,13 +1,8 @@
 import { strict as assert } from "node:assert";
 import { TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
-import {
-  IndexedStore,
-  isResourceExpired,
-  Reflector,
-  StreamDecodeError,
-  type KubeObject,
-} from "../../src/index.js";
+import { IndexedStore, isResourceExpired, Reflector, StreamDecodeError } from "../../src/index.js";
+import { type KubeObject } from "@tessera/client";
 import {
   CONFIGMAPS,
   createConfigMaps,

@@ -1,15 +1,8 @@
 import { strict as assert } from "node:assert";
 import { KubeConfig } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
-import {
-  ApiStatusError,
-  IndexedStore,
-  Namespaces,
-  Reflector,
-  defineResource,
-  type KubeObject,
-  type Resource,
-} from "../../src/index.js";
+import { ApiStatusError, IndexedStore, Reflector } from "../../src/index.js";
+import { Namespaces, defineResource, type KubeObject, type Resource } from "@tessera/client";
 import {
   CONFIGMAPS,
   createConfigMaps,

@@ -2,7 +2,8 @@ import { strict as assert } from "node:assert";
 import type { Logger } from "@tessera/core";
 import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
 import { FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
-import { IndexedStore, Reflector, type KubeObject } from "../../src/index.js";
+import { IndexedStore, Reflector } from "../../src/index.js";
+import { type KubeObject } from "@tessera/client";
 import {
   CONFIGMAPS,
   createConfigMaps,

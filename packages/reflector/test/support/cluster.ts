@@ -2,15 +2,12 @@ import { strict as assert } from "node:assert";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ControlPlane } from "@tessera/testenv";
 import {
-  ConfigMaps,
   KubeListerWatcher,
   ProtobufCodec,
-  type KubeConfigLike,
   type KubeListerWatcherOptions,
-  type KubeObject,
-  type Resource,
   type Store,
 } from "../../src/index.js";
+import { ConfigMaps, type KubeConfigLike, type KubeObject, type Resource } from "@tessera/client";
 
 export const CONFIGMAPS = ConfigMaps;
 

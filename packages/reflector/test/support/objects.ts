@@ -1,4 +1,5 @@
-import type { KubeObject, ObjectList, WatchEvent } from "../../src/index.js";
+import type { WatchEvent } from "../../src/index.js";
+import type { KubeObject, ObjectList } from "@tessera/client";
 
 /** A ConfigMap-like object for unit tests. */
 export interface TestObject extends KubeObject {

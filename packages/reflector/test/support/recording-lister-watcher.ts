@@ -1,11 +1,5 @@
-import type {
-  KubeObject,
-  ListerWatcher,
-  ListOptions,
-  ObjectList,
-  WatchEventHandler,
-  WatchOptions,
-} from "../../src/index.js";
+import type { ListerWatcher, ListOptions, WatchEventHandler, WatchOptions } from "../../src/index.js";
+import type { KubeObject, ObjectList } from "@tessera/client";
 
 /** A call that went through a {@link RecordingListerWatcher}, with how it ended. */
 export interface RecordedCall {

@@ -1,9 +1,5 @@
-import {
-  IndexedStore,
-  type DeletedFinalStateUnknown,
-  type KubeObject,
-  type ReflectorStore,
-} from "../../src/index.js";
+import { IndexedStore, type DeletedFinalStateUnknown, type ReflectorStore } from "../../src/index.js";
+import { type KubeObject } from "@tessera/client";
 
 /** One write the reflector made. */
 export type StoreWrite =

@@ -1,6 +1,5 @@
 import type { KubeObject, Resource, Client, LabelSelectorInput } from "@tessera/client";
-import { labelMatcher } from "@tessera/client";
-import { controllerOf, removeOwnerReference, setControllerReference } from "./owner-references.js";
+import { labelMatcher, controllerOf, removeOwnerReference, setControllerReference } from "@tessera/client";
 import { retryOnConflict, type RetryOnConflictOptions } from "./retry-on-conflict.js";
 
 /** What {@link adoptOrphans} changed, by object name. */

@@ -12,6 +12,7 @@ import {
   InvalidError,
   KindNotFoundError,
   KubeTransport,
+  OwnerReferenceError,
 } from "@tessera/client";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { ApiClient, isAlreadyExists } from "../../src/index.js";
@@ -84,6 +85,36 @@ describe("client (real API server)", function () {
       ["b"],
     );
     assert.equal(listed[0]?.kind, "ConfigMap", "list items carry their kind");
+  });
+
+  it("ApiClient.apply with { controller } sets the controller reference; one to another owner is refused", async () => {
+    const ns = await createNamespace(env.cp, "client-owner");
+    const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-test" });
+    const owner = await client.create(ConfigMaps, cm("owner", ns));
+    const child = await client.apply(
+      ConfigMaps,
+      { metadata: { name: "child", namespace: ns }, data: { k: "v" } },
+      { controller: owner },
+    );
+    assert.deepEqual(child.metadata?.ownerReferences, [
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        name: "owner",
+        uid: owner.metadata?.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    const other = await client.create(ConfigMaps, cm("other", ns));
+    await assert.rejects(
+      client.apply(
+        ConfigMaps,
+        { metadata: { name: "child", namespace: ns, ownerReferences: child.metadata?.ownerReferences } },
+        { controller: other },
+      ),
+      (e: unknown) => e instanceof OwnerReferenceError && /ConfigMap .*\/other cannot own/.test(e.message),
+    );
   });
 
   it("CachedClient reads the informer cache (started on first read) by namespace, labels and fields", async () => {

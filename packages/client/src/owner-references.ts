@@ -1,4 +1,4 @@
-import type { KubeObject, OwnerReference } from "@tessera/client";
+import type { KubeObject, OwnerReference } from "./kube-object.js";
 
 /** An owner reference that cannot be set: names both objects and the rule. */
 export class OwnerReferenceError extends Error {
