@@ -154,7 +154,7 @@ export class ApiClient implements Client, ApiReader {
     object: ApplyConfiguration<T>,
     options: ApplyOptions = {},
   ): Promise<T> {
-    const owned = options.controller ? setControllerReference(options.controller, object) : object;
+    const owned = options.controller ? setControllerReference<ApplyConfiguration<T>>(options.controller, object) : object;
     return this.serverSideApply("apply", resource, owned, "", options);
   }
 

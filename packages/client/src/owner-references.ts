@@ -59,12 +59,18 @@ function withReferences<T extends KubeObject>(object: T, refs: OwnerReference[])
  * another owner, an owner in another namespace, and a namespaced owner of a
  * cluster-scoped object. Returns a new object; the input is not changed.
  *
+ * The object's type is never inferred from `object` itself, so an object
+ * literal is checked against the kind's type (a misspelled field is an
+ * error, as it is when the literal is passed to a client directly): it comes
+ * from where the result goes, or is given (`setControllerReference<V1Secret>(...)`).
+ * With neither, `object` is typed `never` and every argument is refused. To
+ * apply a child, prefer `client.apply(kind, object, { controller: owner })`.
+ *
  * ```ts
- * const desired = setControllerReference(widget, { metadata: { name, namespace }, data });
- * await client.apply(ConfigMaps, desired, { force: true });
+ * await client.create(ConfigMaps, setControllerReference(widget, { metadata: { name, namespace }, data }));
  * ```
  */
-export function setControllerReference<T extends KubeObject>(owner: KubeObject, object: T): T {
+export function setControllerReference<T extends KubeObject = never>(owner: KubeObject, object: NoInfer<T>): T {
   const ref: OwnerReference = { ...referenceTo(owner, object), controller: true, blockOwnerDeletion: true };
   const refs = [...(object.metadata?.ownerReferences ?? [])];
   const current = refs.find((r) => r.controller);
@@ -79,8 +85,13 @@ export function setControllerReference<T extends KubeObject>(owner: KubeObject, 
   return withReferences(object, refs);
 }
 
-/** `object` with `owner` as a (non-controller) owner; an existing reference to it is updated, its controller flag kept. */
-export function setOwnerReference<T extends KubeObject>(owner: KubeObject, object: T): T {
+/**
+ * `object` with `owner` as a (non-controller) owner; an existing reference to
+ * it is updated, its controller flag kept. Typed like
+ * {@link setControllerReference}: the object's type comes from where the
+ * result goes, or is given.
+ */
+export function setOwnerReference<T extends KubeObject = never>(owner: KubeObject, object: NoInfer<T>): T {
   const ref = referenceTo(owner, object);
   const refs = [...(object.metadata?.ownerReferences ?? [])];
   const index = refs.findIndex((r) => sameOwner(r, ref));

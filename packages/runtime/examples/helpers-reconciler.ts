@@ -1,9 +1,10 @@
-import { ConfigMaps, defineResource, type KubeObject } from "@tessera/client";
 import {
+  ConfigMaps,
+  defineResource,
+  type KubeObject,
   applyStatusIfChanged,
   finalize,
   setCondition,
-  setControllerReference,
   Tokens,
 } from "@tessera/runtime";
 import type {
@@ -13,8 +14,8 @@ import type {
   EventRecorder,
   ReconcileContext,
   Request,
+  Clock,
 } from "@tessera/runtime";
-import type { Clock } from "@tessera/core";
 
 type Gadget = KubeObject & {
   metadata?: KubeObject["metadata"] & { generation?: number };
@@ -45,11 +46,11 @@ export class GadgetReconciler {
         this.events.record(gadget, { type: "Normal", reason: "Released", action: "Delete", note: "" }),
       );
     if ((await finalize(this.api, Gadgets, gadget, "example.com/release", release)) !== "active") return;
-    const config = setControllerReference(gadget, {
-      metadata: { name, namespace },
-      data: { size: gadget.spec?.size ?? "M" },
-    });
-    await this.api.apply(ConfigMaps, config, { force: true, signal: ctx.signal });
+    await this.api.apply(
+      ConfigMaps,
+      { metadata: { name, namespace }, data: { size: gadget.spec?.size ?? "M" } },
+      { controller: gadget, force: true, signal: ctx.signal },
+    );
     const ready = {
       type: "Ready",
       status: "True" as const,

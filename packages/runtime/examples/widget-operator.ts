@@ -1,5 +1,13 @@
-import { ConfigMaps, defineResource, type KubeObject } from "@tessera/client";
-import { Manager, runMain, Tokens, type Client, type ControllerBuilder } from "@tessera/runtime";
+import {
+  ConfigMaps,
+  defineResource,
+  type KubeObject,
+  Manager,
+  runMain,
+  Tokens,
+  type Client,
+  type ControllerBuilder,
+} from "@tessera/runtime";
 import type { ReconcileContext, ReconcilerPlugin, Request } from "@tessera/runtime";
 
 type Widget = KubeObject & { spec?: { data?: Record<string, string> } };

@@ -23,7 +23,7 @@ const configMap = (namespace = "ns"): KubeObject => ({
 describe("owner references", () => {
   it("setControllerReference adds a blocking controller reference, idempotently, without changing its input", () => {
     const cm = configMap();
-    const owned = setControllerReference(widget("a"), cm);
+    const owned = setControllerReference<KubeObject>(widget("a"), cm);
     assert.equal(cm.metadata?.["ownerReferences" as keyof typeof cm.metadata], undefined);
     assert.deepEqual(controllerOf(owned), {
       apiVersion: "example.com/v1",
@@ -33,36 +33,36 @@ describe("owner references", () => {
       controller: true,
       blockOwnerDeletion: true,
     });
-    const again = setControllerReference(widget("a"), owned);
+    const again = setControllerReference<KubeObject>(widget("a"), owned);
     assert.equal((again.metadata as { ownerReferences: unknown[] }).ownerReferences.length, 1);
   });
 
   it("refuses a second controller, a cross-namespace owner, and a namespaced owner of a cluster-scoped object", () => {
-    const owned = setControllerReference(widget("a"), configMap());
+    const owned = setControllerReference<KubeObject>(widget("a"), configMap());
     assert.throws(
-      () => setControllerReference(widget("b"), owned),
+      () => setControllerReference<KubeObject>(widget("b"), owned),
       (e: unknown) =>
         e instanceof OwnerReferenceError &&
         /ConfigMap ns\/cm is already controlled by Widget a; it cannot also be controlled by Widget ns\/b/.test(
           e.message,
         ),
     );
-    assert.throws(() => setControllerReference(widget("a", "other"), configMap()), /cannot cross namespaces/);
+    assert.throws(() => setControllerReference<KubeObject>(widget("a", "other"), configMap()), /cannot cross namespaces/);
     const clusterScoped: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } };
     assert.throws(
-      () => setControllerReference(widget("a"), clusterScoped),
+      () => setControllerReference<KubeObject>(widget("a"), clusterScoped),
       /a cluster-scoped object cannot have a namespaced owner/,
     );
     assert.throws(
-      () => setControllerReference({ kind: "Widget", metadata: { name: "x" } }, configMap()),
+      () => setControllerReference<KubeObject>({ kind: "Widget", metadata: { name: "x" } }, configMap()),
       /needs apiVersion, kind, metadata.name and metadata.uid/,
     );
     // A cluster-scoped owner may own a namespaced object.
-    assert.ok(controllerOf(setControllerReference(widget("c", undefined), configMap())));
+    assert.ok(controllerOf(setControllerReference<KubeObject>(widget("c", undefined), configMap())));
   });
 
   it("setOwnerReference adds a plain owner; removeOwnerReference releases it", () => {
-    const owned = setOwnerReference(widget("b"), setControllerReference(widget("a"), configMap()));
+    const owned = setOwnerReference<KubeObject>(widget("b"), setControllerReference<KubeObject>(widget("a"), configMap()));
     assert.equal((owned.metadata as { ownerReferences: unknown[] }).ownerReferences.length, 2);
     assert.equal(controllerOf(owned)?.name, "a");
     const released = removeOwnerReference(widget("a"), owned);
@@ -80,8 +80,8 @@ describe("owner references", () => {
         let object = configMap();
         for (const { op, owner } of steps) {
           try {
-            if (op === "controller") object = setControllerReference(widget(owner), object);
-            else if (op === "owner") object = setOwnerReference(widget(owner), object);
+            if (op === "controller") object = setControllerReference<KubeObject>(widget(owner), object);
+            else if (op === "owner") object = setOwnerReference<KubeObject>(widget(owner), object);
             else object = removeOwnerReference(widget(owner), object);
           } catch (error) {
             assert.ok(error instanceof OwnerReferenceError);

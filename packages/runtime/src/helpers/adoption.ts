@@ -57,7 +57,7 @@ export async function adoptOrphans<T extends KubeObject>(
         if (change === "adopt" && freshController !== undefined) return false;
         if (change === "release" && freshController?.uid !== uid) return false;
         const next =
-          change === "adopt" ? setControllerReference(owner, fresh) : removeOwnerReference(owner, fresh);
+          change === "adopt" ? setControllerReference<T>(owner, fresh) : removeOwnerReference(owner, fresh);
         await api.update(resource, next, options.signal ? { signal: options.signal } : {});
         return true;
       },

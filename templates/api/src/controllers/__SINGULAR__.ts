@@ -4,7 +4,6 @@ import {
   applyStatusIfChanged,
   isNotFound,
   setCondition,
-  setControllerReference,
   Tokens,
   type Client,
   type ControllerBuilder,
@@ -36,8 +35,9 @@ export class __KIND__Reconciler implements ReconcilerPlugin<__KIND__> {
     const object = ctx.current(); // from the cache; undefined once deleted
     if (!object || object.spec?.paused) return;
     const data = object.spec?.data ?? {};
-    const configMap = setControllerReference(object, { metadata: { name, namespace }, data });
-    await this.client.apply(ConfigMaps, configMap, { force: true, signal: ctx.signal });
+    // The ConfigMap is owned by the object: deleted with it, and its changes reconcile it.
+    const owned = { controller: object, force: true, signal: ctx.signal };
+    await this.client.apply(ConfigMaps, { metadata: { name, namespace }, data }, owned);
 
     const generation = object.metadata?.generation;
     const { conditions } = setCondition(
