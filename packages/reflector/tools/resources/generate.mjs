@@ -109,14 +109,17 @@ const readDoc = (name) => {
 const isStable = (version) => /^v\d+$/.test(version);
 
 /** Every group with its versions in priority order (the first is the preferred one); core first. */
+const apis = readDoc("apis.json");
 const groups = [
   { name: "", versions: ["v1"] },
-  ...readDoc("apis.json").groups.map((g) => ({ name: g.name, versions: g.versions.map((v) => v.version) })),
+  ...apis.groups.map((g) => {
+    const versions = g.versions.map((v) => v.version);
+    if (versions[0] !== g.preferredVersion.version) {
+      fail(`${g.name}: the preferred version ${g.preferredVersion.version} is not listed first`);
+    }
+    return { name: g.name, versions };
+  }),
 ];
-for (const g of groups.slice(1)) {
-  const preferred = readDoc("apis.json").groups.find((x) => x.name === g.name).preferredVersion.version;
-  if (g.versions[0] !== preferred) fail(`${g.name}: preferred version ${preferred} is not listed first`);
-}
 
 const handles = [];
 /** Served kinds left without a handle, and why: printed in the file header. */
