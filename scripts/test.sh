@@ -22,6 +22,8 @@ npm run --silent lint
 node scripts/audit.mjs
 # The protobuf decoder's generated files must match the Go modules they come from (needs Go).
 if command -v go >/dev/null; then node packages/reflector/tools/proto/generate.mjs --check; fi
+# The built-in resource handles must match the k8s.io/kubernetes discovery documents of the control plane's version (needs Go).
+if command -v go >/dev/null; then node packages/client/tools/resources/generate.mjs --check; fi
 # The reflector's integration suite once more, over Kubernetes protobuf (its summary is not the last line).
 TESSERA_TEST_WIRE=protobuf npx mocha --config .mocharc.json 'packages/reflector/dist/test/integration/*.test.js'
 # The two-minute fault soak with a fixed seed (soak/run.mjs; exits 1 on a violation, printing the seed and the events around it).

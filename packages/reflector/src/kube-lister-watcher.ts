@@ -69,7 +69,9 @@ export interface KubeListerWatcherOptions {
    * `"protobuf"` asks for Kubernetes protobuf first (`Accept:
    * application/vnd.kubernetes.protobuf, application/json`): the API server
    * answers built-in kinds in protobuf, which is decoded into the same plain
-   * JSON shape, and custom resources in JSON. Default `"json"`. Ignored when
+   * JSON shape, and custom resources in JSON. A kind the decoder has no
+   * message for (`CustomResourceDefinition`, `APIService`: their messages live
+   * outside k8s.io/api) is asked for in JSON. Default `"json"`. Ignored when
    * `accept` is set.
    */
   wire?: "json" | "protobuf";
@@ -144,7 +146,12 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
   private accept(verb: "list" | "watch"): string {
     const given = this.options.accept?.[verb];
     if (given) return given;
-    return this.options.wire === "protobuf" ? PROTOBUF_FIRST : JSON_MEDIA_TYPE;
+    if (this.options.wire !== "protobuf") return JSON_MEDIA_TYPE;
+    // The server answers every built-in kind in protobuf, also those the
+    // decoder has no message for (CustomResourceDefinitions, APIServices):
+    // those are asked for in JSON.
+    const { apiVersion, kind } = this.handle;
+    return this.protobuf.messageFor(apiVersion, `${kind}List`) ? PROTOBUF_FIRST : JSON_MEDIA_TYPE;
   }
 
   async list(options: ListOptions, signal?: AbortSignal): Promise<ObjectList<T>> {
