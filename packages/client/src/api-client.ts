@@ -149,12 +149,19 @@ export class ApiClient implements Client, ApiReader {
     );
   }
 
-  apply<T extends KubeObject>(
+  async apply<T extends KubeObject>(
     resource: Resource<T>,
     object: ApplyConfiguration<T>,
     options: ApplyOptions = {},
   ): Promise<T> {
-    const owned = options.controller ? setControllerReference<ApplyConfiguration<T>>(options.controller, object) : object;
+    // The kind is filled first so that a refusal names the object as kubectl would.
+    const owned = options.controller
+      ? setControllerReference<ApplyConfiguration<T>>(options.controller, {
+          apiVersion: resource.apiVersion,
+          kind: resource.kind,
+          ...object,
+        })
+      : object;
     return this.serverSideApply("apply", resource, owned, "", options);
   }
 

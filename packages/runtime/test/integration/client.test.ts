@@ -113,7 +113,11 @@ describe("client (real API server)", function () {
         { metadata: { name: "child", namespace: ns, ownerReferences: child.metadata?.ownerReferences } },
         { controller: other },
       ),
-      (e: unknown) => e instanceof OwnerReferenceError && /ConfigMap .*\/other cannot own/.test(e.message),
+      (e: unknown) =>
+        e instanceof OwnerReferenceError &&
+        /ConfigMap .*\/child is already controlled by ConfigMap owner; it cannot also be controlled by ConfigMap .*\/other/.test(
+          e.message,
+        ),
     );
   });
 
