@@ -197,7 +197,7 @@ export const managerConfigSchema = {
           type: "boolean",
           "x-default": "`metrics.secure`",
           description:
-            "Authenticate every scrape's bearer token (TokenReview) and authorize its user (SubjectAccessReview, `get` on `/metrics`): 401, 403, or the metrics.",
+            "Authenticate every scrape's bearer token (TokenReview) and authorize its user (SubjectAccessReview, `get` on `/metrics`): 401, 403, or the metrics. The operator then needs `create` on `tokenreviews` and `subjectaccessreviews`.",
         },
       },
     },
@@ -226,7 +226,7 @@ export const managerConfigSchema = {
           mode: {
             enum: ["leader", "sharded", "every-replica"],
             "x-optional": true,
-            description: "The controller's mode; absent: its declaration's, else `mode`.",
+            description: "The controller's mode (`leader`, `sharded` or `every-replica`); absent: its declaration's, else `mode`.",
           },
           concurrency: {
             type: "integer",

@@ -19,5 +19,10 @@ export function recordSources(config: ManagerConfig, sources: ReadonlyMap<string
  */
 export function settingSource(config: ManagerConfig, pointer: string): string | undefined {
   const sources = (config as { [SOURCES]?: ReadonlyMap<string, string> })[SOURCES];
-  return sources?.get(pointer);
+  // A layer that brings a whole object (`leaderElection: {...}`) is recorded at the object.
+  for (let at = pointer; at !== "" && sources; at = at.slice(0, at.lastIndexOf("/"))) {
+    const source = sources.get(at);
+    if (source !== undefined) return source;
+  }
+  return undefined;
 }
