@@ -36,7 +36,11 @@ describe("the configuration schema", () => {
       const where = path.join(".");
       assert.ok((node.description ?? "").length > 10, `${where}: no description`);
       const ways = [node.default !== undefined, node["x-default"] !== undefined, node["x-optional"] === true];
-      assert.equal(ways.filter(Boolean).length, 1, `${where}: needs exactly one of default, x-default, x-optional`);
+      assert.equal(
+        ways.filter(Boolean).length,
+        1,
+        `${where}: needs exactly one of default, x-default, x-optional`,
+      );
     }
   });
 
@@ -51,13 +55,19 @@ describe("the configuration schema", () => {
   it("names one TESSERA_* variable per setting by the documented rule, and loading reads each", () => {
     const variables = configEnvironmentVariables();
     const settings = leaves(schema).filter(({ path }) => !path.includes("<name>"));
-    assert.deepEqual(
-      [...variables.keys()].sort(),
-      settings.map(({ path }) => environmentName(path)).sort(),
+    assert.deepEqual([...variables.keys()].sort(), settings.map(({ path }) => environmentName(path)).sort());
+    assert.equal(
+      environmentName(["leaderElection", "leaseDurationMs"]),
+      "TESSERA_LEADER_ELECTION_LEASE_DURATION_MS",
     );
-    assert.equal(environmentName(["leaderElection", "leaseDurationMs"]), "TESSERA_LEADER_ELECTION_LEASE_DURATION_MS");
     assert.equal(environmentName(["allowInsecureTLS"]), "TESSERA_ALLOW_INSECURE_TLS");
-    for (const name of ["TESSERA_NAME", "TESSERA_FIELD_MANAGER", "TESSERA_KUBECONFIG", "TESSERA_CACHE_SYNC_TIMEOUT_MS", "TESSERA_CONTROLLERS"]) {
+    for (const name of [
+      "TESSERA_NAME",
+      "TESSERA_FIELD_MANAGER",
+      "TESSERA_KUBECONFIG",
+      "TESSERA_CACHE_SYNC_TIMEOUT_MS",
+      "TESSERA_CONTROLLERS",
+    ]) {
       assert.ok(variables.has(name), `${name} is not a configuration variable`);
     }
     // A value the setting accepts, as a variable: the setting then holds it, set by that variable.
@@ -77,15 +87,21 @@ describe("the configuration schema", () => {
       TESSERA_CONTROLLERS: '{"widget":{"mode":"sharded"}}',
     };
     for (const [name, { path, node }] of variables) {
-      const fromDefault = node.default !== undefined && typeof node.default !== "object";
-      const raw = sample[name] ?? (fromDefault ? String(node.default) : undefined);
+      const literal = node.default;
+      const fromDefault =
+        typeof literal === "string" || typeof literal === "number" || typeof literal === "boolean";
+      const raw = sample[name] ?? (fromDefault ? String(literal) : undefined);
       assert.ok(raw !== undefined, `no sample value for ${name}`);
       const env = { ...(name.startsWith("TESSERA_METRICS_") ? sample : {}), [name]: raw };
       if (name === "TESSERA_METRICS_SECURE") delete env["TESSERA_METRICS_CERT_FILE"];
       if (name === "TESSERA_METRICS_SECURE") delete env["TESSERA_METRICS_KEY_FILE"];
       const config = loadConfig({ env, namespaceFile: noNamespaceFile });
       const value = at(config, path);
-      assert.equal(typeof value === "object" ? JSON.stringify(value) : String(value), raw, name);
+      assert.equal(
+        typeof value === "object" ? JSON.stringify(value) : String(value as string | number | boolean),
+        raw,
+        name,
+      );
       assert.equal(settingSource(config, `/${path.join("/")}`), name);
     }
   });
@@ -149,7 +165,8 @@ describe("the configuration schema", () => {
   it("is what docs/how-to/deploying.md tables (node scripts/config-docs.mjs rewrites it)", () => {
     const page = readFileSync(new URL("../../../../docs/how-to/deploying.md", import.meta.url), "utf8");
     const table = configSettingsTable();
-    for (const name of configEnvironmentVariables().keys()) assert.match(table, new RegExp(`\\| \`${name}\` \\|`));
+    for (const name of configEnvironmentVariables().keys())
+      assert.match(table, new RegExp(`\\| \`${name}\` \\|`));
     assert.equal(
       replaceConfigTable(page, table),
       page,

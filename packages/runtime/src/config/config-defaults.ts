@@ -50,7 +50,7 @@ export function applyDefaults(input: ManagerConfigInput, context: DefaultsContex
     const leaf = path[path.length - 1]!;
     if (at[leaf] === undefined) at[leaf] = compute(filled, context);
   }
-  return filled as ManagerConfig;
+  return filled;
 }
 
 /** `value` with the literal `default` of each absent field of `node` filled, objects of fixed fields made. */

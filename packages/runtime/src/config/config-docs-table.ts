@@ -34,7 +34,9 @@ function describe(node: SchemaNode): string {
   const text = node.description ?? "";
   const entry = typeof node.additionalProperties === "object" ? node.additionalProperties : undefined;
   if (entry?.properties) {
-    const fields = Object.entries(entry.properties).map(([key, child]) => `\`${key}\`: ${child.description ?? ""}`);
+    const fields = Object.entries(entry.properties).map(
+      ([key, child]) => `\`${key}\`: ${child.description ?? ""}`,
+    );
     return `${text} An entry's fields: ${fields.join(" ")}`;
   }
   if (node.type !== undefined || node.enum === undefined) return text;
@@ -55,7 +57,9 @@ export function replaceConfigTable(page: string, table: string): string {
   const start = page.indexOf(CONFIG_TABLE_START);
   const end = page.indexOf(CONFIG_TABLE_END);
   if (start < 0 || end < start) {
-    throw new Error(`no config-table markers in the page: put ${CONFIG_TABLE_START} and ${CONFIG_TABLE_END} where the table goes`);
+    throw new Error(
+      `no config-table markers in the page: put ${CONFIG_TABLE_START} and ${CONFIG_TABLE_END} where the table goes`,
+    );
   }
   return `${page.slice(0, start + CONFIG_TABLE_START.length)}\n${table}${page.slice(end)}`;
 }

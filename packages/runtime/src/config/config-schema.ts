@@ -113,13 +113,15 @@ export const managerConfigSchema = {
           type: "integer",
           minimum: 500,
           default: 10_000,
-          description: "How long the leader keeps retrying a renewal before it gives up leading; less than `leaseDurationMs`.",
+          description:
+            "How long the leader keeps retrying a renewal before it gives up leading; less than `leaseDurationMs`.",
         },
         retryPeriodMs: {
           type: "integer",
           minimum: 100,
           default: 2_000,
-          description: "The interval between attempts to acquire or renew; `renewDeadlineMs` must exceed 1.2 of it.",
+          description:
+            "The interval between attempts to acquire or renew; `renewDeadlineMs` must exceed 1.2 of it.",
         },
       },
     },
@@ -161,7 +163,8 @@ export const managerConfigSchema = {
       type: "string",
       pattern: "^(0|[^\\s:]*:[0-9]{1,5})$",
       default: ":8081",
-      description: '`/healthz` and `/readyz` (plain HTTP): "host:port", ":port", or "0" to turn the server off.',
+      description:
+        '`/healthz` and `/readyz` (plain HTTP): "host:port", ":port", or "0" to turn the server off.',
     },
     metricsBindAddress: {
       type: "string",
@@ -226,7 +229,8 @@ export const managerConfigSchema = {
           mode: {
             enum: ["leader", "sharded", "every-replica"],
             "x-optional": true,
-            description: "The controller's mode (`leader`, `sharded` or `every-replica`); absent: its declaration's, else `mode`.",
+            description:
+              "The controller's mode (`leader`, `sharded` or `every-replica`); absent: its declaration's, else `mode`.",
           },
           concurrency: {
             type: "integer",

@@ -79,7 +79,7 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
   }
   if (violations.length > 0) throw new ConfigError(dedupe(violations));
 
-  const config = applyDefaults(merged as ManagerConfigInput, {
+  const config = applyDefaults(merged, {
     env,
     namespaceFile: options.namespaceFile ?? SERVICE_ACCOUNT_NAMESPACE,
   });

@@ -311,7 +311,10 @@ export class Manager implements Runnable, Syncable {
     const definitions = this.controllerDefinitions();
     requireOperatorName(
       config,
-      definitions.map(({ definition }) => ({ name: definition.name, mode: controllerMode(config, definition) })),
+      definitions.map(({ definition }) => ({
+        name: definition.name,
+        mode: controllerMode(config, definition),
+      })),
     );
     for (const runnable of this.startupRunnables()) watch(runnable.name, runnable.run(signal));
     const built = await this.buildControllers(definitions, signal);
