@@ -14,7 +14,7 @@ export const environmentName = (path: readonly string[]): string => `TESSERA_${p
 
 /**
  * The environment variables the configuration reads, by name: one per leaf
- * of the schema, named by {@link environmentName}. A leaf is a setting that
+ * of the schema, named by `environmentName`. A leaf is a setting that
  * is not an object of fixed fields; an object of open keys (`controllers`)
  * is one leaf, its variable (`TESSERA_CONTROLLERS`) holding JSON.
  * `TESSERA_CONFIG`, the file's path, is not a setting and not listed.

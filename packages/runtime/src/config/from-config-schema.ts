@@ -13,11 +13,29 @@
  * types over one schema would not pay.
  */
 export type FromConfigSchema<S> = S extends { readonly type: "object"; readonly properties: infer P }
-  ? Simplify<
-      { -readonly [K in keyof P as IsOptional<P[K]> extends true ? never : K]: FromConfigSchema<P[K]> } & {
-        -readonly [K in keyof P as IsOptional<P[K]> extends true ? K : never]?: FromConfigSchema<P[K]>;
-      }
-    >
+  ? // Fields something fills (a `default`, an `x-default`, or an object of fixed fields), then the rest,
+    // made one object type (not an intersection) for readable hovers and errors.
+    {
+      -readonly [
+        K in keyof P as P[K] extends
+          | { readonly default: unknown }
+          | { readonly "x-default": string }
+          | { readonly type: "object"; readonly properties: object }
+          ? K
+          : never
+      ]: FromConfigSchema<P[K]>;
+    } & {
+      -readonly [
+        K in keyof P as P[K] extends
+          | { readonly default: unknown }
+          | { readonly "x-default": string }
+          | { readonly type: "object"; readonly properties: object }
+          ? never
+          : K
+      ]?: FromConfigSchema<P[K]>;
+    } extends infer O
+    ? { [K in keyof O]: O[K] }
+    : never
   : S extends { readonly type: "object"; readonly additionalProperties: infer A extends object }
     ? Record<string, FromConfigSchema<A>>
     : S extends { readonly type: "string" }
@@ -29,17 +47,3 @@ export type FromConfigSchema<S> = S extends { readonly type: "object"; readonly 
           : S extends { readonly enum: readonly (infer E)[] }
             ? E
             : never;
-
-/** A leaf nobody fills: `x-optional`, or neither `default` nor `x-default`. */
-type IsOptional<S> = S extends { readonly "x-optional": true }
-  ? true
-  : S extends { readonly type: "object"; readonly properties: object }
-    ? false
-    : S extends { readonly default: unknown }
-      ? false
-      : S extends { readonly "x-default": string }
-        ? false
-        : true;
-
-/** One object type instead of an intersection, for readable hovers and errors. */
-type Simplify<T> = { [K in keyof T]: T[K] } & {};
