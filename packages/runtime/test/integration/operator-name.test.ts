@@ -29,19 +29,35 @@ describe("an operator's name (real API server)", function () {
     return created;
   }
 
+  /** What `run` ends with: its error, or "started" once caches synced (then it is stopped). */
+  async function outcome(manager: Manager): Promise<unknown> {
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    const ended = running.then(
+      () => "stopped",
+      (error: unknown) => error,
+    );
+    // A failed start resolves waitForSync with false before run rejects: then run's error is the outcome.
+    const result = await Promise.race([
+      ended,
+      manager.waitForSync(stop.signal).then((synced) => (synced ? "started" : ended)),
+    ]);
+    stop.abort();
+    await ended;
+    return result;
+  }
+
   it("refuses to start an unnamed sharded operator, saying where to set the name, and creates nothing", async () => {
     const ns = await createNamespace(env.cp, "unnamed");
     const unnamed = await manager(ns, { mode: "sharded" });
-    await assert.rejects(unnamed.run(new AbortController().signal), (error: unknown) => {
-      assert.ok(error instanceof ConfigError, String(error));
-      assert.equal(error.exitCode, 2);
-      assert.match(error.message, /\/name: expected a name for this operator/);
-      assert.match(error.message, /controller "widget" \(sharded\)/);
-      assert.match(error.message, /Manager\.create\(\{ config: \{ name: "my-operator" \} \}\)/);
-      assert.match(error.message, /name: in the config file/);
-      assert.match(error.message, /TESSERA_NAME/);
-      return true;
-    });
+    const error = await outcome(unnamed);
+    assert.ok(error instanceof ConfigError, String(error));
+    assert.equal(error.exitCode, 2);
+    assert.match(error.message, /\/name: expected a name for this operator/);
+    assert.match(error.message, /controller "widget" \(sharded\)/);
+    assert.match(error.message, /Manager\.create\(\{ config: \{ name: "my-operator" \} \}\)/);
+    assert.match(error.message, /name: in the config file/);
+    assert.match(error.message, /TESSERA_NAME/);
     assert.equal(unnamed.hasSynced(), false);
     // Refused before anything started: no member Lease, no ring assignment.
     const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });
@@ -56,17 +72,10 @@ describe("an operator's name (real API server)", function () {
 
   it("refuses an unnamed leader operator too, and starts one named by TESSERA_NAME", async () => {
     const ns = await createNamespace(env.cp, "named");
-    await assert.rejects((await manager(ns, {})).run(new AbortController().signal), ConfigError);
+    assert.ok((await outcome(await manager(ns, {}))) instanceof ConfigError);
 
     const named = await manager(ns, { mode: "sharded" }, { TESSERA_NAME: "widgets" });
-    const stop = new AbortController();
-    const running = named.run(stop.signal);
-    try {
-      assert.equal(await named.waitForSync(stop.signal), true);
-    } finally {
-      stop.abort();
-      await running;
-    }
+    assert.equal(await outcome(named), "started");
     assert.equal(named.config.name, "widgets");
   });
 });
