@@ -34,8 +34,11 @@ type JsonObject = { [key: string]: Json };
  * Loads the manager's configuration from code, a file and `TESSERA_*`
  * environment variables, each layer overriding the one before (the
  * environment wins), validates it against {@link managerConfigSchema} and
- * fills the defaults. Throws one {@link ConfigError} listing every violation
- * with its source (exit code 2 through `runMain`).
+ * fills the schema's defaults (`default` and `x-default`). Throws one
+ * {@link ConfigError} listing every violation with its source (exit code 2
+ * through `runMain`). The configuration it returns remembers which settings
+ * code, the file or the environment set (the manager reads that to tell a
+ * chosen name from the default).
  */
 export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
   const env = options.env ?? process.env;
