@@ -9,6 +9,7 @@ import { Manager } from "@tessera/runtime";
 export function createManager(): Promise<Manager> {
   return Manager.create({
     config: {
+      name: "widgets",
       metrics: {
         secure: true,
         certFile: "/etc/metrics-certs/tls.crt",

@@ -39,7 +39,7 @@ class WidgetReconciler implements ReconcilerPlugin<Widget> {
 }
 
 await runMain(async (signal) => {
-  const manager = await Manager.create(); // KUBECONFIG or in-cluster; TESSERA_* settings
+  const manager = await Manager.create({ config: { name: "widgets" } }); // + TESSERA_* settings
   manager.register(WidgetReconciler);
   await manager.run(signal); // until SIGTERM; then drains and hands back its slots
 });

@@ -12,5 +12,6 @@ export type {
 export { loadConfig, configEnvironmentVariables } from "./config/load-config.js";
 export type { LoadConfigOptions, SchemaNode } from "./config/load-config.js";
 export { managerConfigSchema } from "./config/config-schema.js";
+export type { FromConfigSchema } from "./config/from-config-schema.js";
 export { ConfigError } from "./config/config-error.js";
 export type { ConfigViolation } from "./config/config-error.js";

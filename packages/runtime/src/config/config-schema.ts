@@ -1,8 +1,23 @@
 /**
  * The JSON schema (draft 2020-12 subset ajv checks) of a manager's
- * configuration, shipped with the package so editors and CI can validate an
- * operator's config file too (`tessera.config.yaml`). Every field is
- * optional here: defaults fill what is absent after validation.
+ * configuration, and the one place each setting is described: its type and
+ * limits, its `description`, and its default. Everything else is derived
+ * from it: the `ManagerConfig` type (`FromConfigSchema`), the `TESSERA_*`
+ * variable names (`configEnvironmentVariables`), the defaults `loadConfig`
+ * fills, and the settings table of docs/how-to/deploying.md
+ * (`scripts/config-docs.mjs`). It ships with the package so editors and CI
+ * can validate an operator's config file too (`tessera.config.yaml`).
+ *
+ * Every field is optional in a configuration. Each leaf says what its
+ * absence means in one of three ways:
+ * - `default`: the value filled in;
+ * - `x-default`: a default computed at load time (from another setting or
+ *   the Pod), in words; `loadConfig` holds the one function per such path;
+ * - `x-optional: true`: absent stays absent (its `description` says what
+ *   that means).
+ *
+ * `x-expected` words what a value must be where the schema's keywords say
+ * it poorly (a configuration error quotes it).
  */
 export const managerConfigSchema = {
   $id: "https://tessera.dev/schemas/manager-config.json",
@@ -14,84 +29,222 @@ export const managerConfigSchema = {
       type: "string",
       pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
       maxLength: 48,
-      description: "The operator's name (a DNS label): field manager, Lease and ring prefix.",
+      default: "tessera-operator",
+      description:
+        "The operator's name (a DNS label): field manager, Lease and ring prefix, logger name. Required when a controller runs in `leader` or `sharded` mode, so that two operators never share a Lease or a ring; the default serves `every-replica` operators only.",
     },
-    namespace: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength: 63 },
-    identity: { type: "string", minLength: 1, maxLength: 128 },
-    fieldManager: { type: "string", minLength: 1, maxLength: 128 },
-    mode: { enum: ["leader", "sharded", "every-replica"] },
-    kubeconfig: { type: "string", minLength: 1 },
+    namespace: {
+      type: "string",
+      pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+      maxLength: 63,
+      "x-default": '`POD_NAMESPACE`, else the service account\'s namespace, else `"default"`',
+      description: "Where the manager keeps its Leases and ring assignments.",
+    },
+    identity: {
+      type: "string",
+      minLength: 1,
+      maxLength: 128,
+      "x-default": "`POD_NAME`, else the host name and a random suffix",
+      description:
+        "This replica's identity in elections and rings; it names Leases, so a lowercase RFC 1123 name.",
+    },
+    fieldManager: {
+      type: "string",
+      minLength: 1,
+      maxLength: 128,
+      "x-default": "`name`",
+      description: "The field manager of writes and server-side apply.",
+    },
+    mode: {
+      enum: ["leader", "sharded", "every-replica"],
+      default: "leader",
+      description:
+        "The mode of controllers that do not choose one: `leader` (only the Lease holder reconciles), `sharded` (replicas split the objects) or `every-replica`. A controller's entry in `controllers` wins over its declaration (`.mode()`), which wins over this.",
+    },
+    kubeconfig: {
+      type: "string",
+      minLength: 1,
+      "x-optional": true,
+      description:
+        "Path of a kubeconfig file; absent: `KUBECONFIG`, else the in-cluster service account, else `~/.kube/config`.",
+    },
     allowInsecureTLS: {
       type: "boolean",
+      default: false,
       description:
-        "Accept a kubeconfig cluster with insecure-skip-tls-verify: true (refused otherwise); warns once. For development clusters only.",
+        "Accept a kubeconfig cluster with `insecure-skip-tls-verify: true` (refused otherwise, naming the file, context and cluster); warns once. For development clusters only.",
     },
-    logLevel: { enum: ["debug", "info", "warn", "error"] },
+    logLevel: {
+      enum: ["debug", "info", "warn", "error"],
+      default: "info",
+      description: "The lowest level logged.",
+    },
     wire: {
       enum: ["protobuf", "json"],
+      default: "protobuf",
       description:
-        "Kubernetes protobuf for built-in kinds (custom resources are JSON either way), or JSON for all.",
+        "Kubernetes protobuf for built-in kinds (custom resources are JSON either way): a third of the apiserver's CPU for a watch-list; or JSON for all.",
     },
     compression: {
       enum: ["gzip", "none"],
-      description: "Offer gzip on the informers' LISTs and WATCHes (pays on a slow link to the API server).",
+      default: "none",
+      description:
+        "`gzip` offers gzip on the informers' LISTs and WATCHes: 4x fewer bytes, more CPU on both sides; pays on a slow link to the API server (docs/benchmarks.md).",
     },
     leaderElection: {
       type: "object",
       additionalProperties: false,
+      description: "The Lease of `leader` controllers; the durations also time ring members' Leases.",
       properties: {
-        leaseName: { type: "string", pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", maxLength: 253 },
-        leaseDurationMs: { type: "integer", minimum: 1000 },
-        renewDeadlineMs: { type: "integer", minimum: 500 },
-        retryPeriodMs: { type: "integer", minimum: 100 },
+        leaseName: {
+          type: "string",
+          pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+          maxLength: 253,
+          "x-default": "`<name>-leader`",
+          description: "The Lease the leader holds, in `namespace`.",
+        },
+        leaseDurationMs: {
+          type: "integer",
+          minimum: 1000,
+          default: 15_000,
+          description: "How long a Lease is held without renewal before another replica may take it.",
+        },
+        renewDeadlineMs: {
+          type: "integer",
+          minimum: 500,
+          default: 10_000,
+          description:
+            "How long the leader keeps retrying a renewal before it gives up leading; less than `leaseDurationMs`.",
+        },
+        retryPeriodMs: {
+          type: "integer",
+          minimum: 100,
+          default: 2_000,
+          description:
+            "The interval between attempts to acquire or renew; `renewDeadlineMs` must exceed 1.2 of it.",
+        },
       },
     },
     sharding: {
       type: "object",
       additionalProperties: false,
+      description: "The rings of `sharded` controllers.",
       properties: {
-        ring: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength: 40 },
+        ring: {
+          type: "string",
+          pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+          maxLength: 40,
+          "x-default": "`name`",
+          description: "The ring name prefix: each sharded controller's ring is `<ring>-<controller>`.",
+        },
         slots: {
           type: "integer",
           enum: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
-          description: "A power of two from 1 to 65536.",
+          default: 256,
+          "x-expected": "a power of two from 1 to 65536",
+          description: "Slots of each sharded controller's ring: a power of two from 1 to 65536.",
         },
       },
     },
     shutdown: {
       type: "object",
       additionalProperties: false,
-      properties: { drainTimeoutMs: { type: "integer", minimum: 0 } },
+      description: "Graceful shutdown.",
+      properties: {
+        drainTimeoutMs: {
+          type: "integer",
+          minimum: 0,
+          default: 30_000,
+          description: "How long reconciles in flight may finish after SIGTERM before they are aborted.",
+        },
+      },
     },
-    healthBindAddress: { type: "string", pattern: "^(0|[^\\s:]*:[0-9]{1,5})$" },
-    metricsBindAddress: { type: "string", pattern: "^(0|[^\\s:]*:[0-9]{1,5})$" },
+    healthBindAddress: {
+      type: "string",
+      pattern: "^(0|[^\\s:]*:[0-9]{1,5})$",
+      default: ":8081",
+      description:
+        '`/healthz` and `/readyz` (plain HTTP): "host:port", ":port", or "0" to turn the server off.',
+    },
+    metricsBindAddress: {
+      type: "string",
+      pattern: "^(0|[^\\s:]*:[0-9]{1,5})$",
+      "x-default": '`":8080"`, or `":8443"` when `metrics.secure`',
+      description: '`/metrics`: "host:port", ":port", or "0" to turn the server off.',
+    },
     metrics: {
       type: "object",
       additionalProperties: false,
+      description:
+        "Secure serving of `/metrics`, as controller-runtime's: a production deployment sets `secure: true` (auth follows) and grants `create` on `tokenreviews` and `subjectaccessreviews`.",
       properties: {
-        secure: { type: "boolean", description: "Serve /metrics over HTTPS." },
-        certFile: { type: "string", minLength: 1 },
-        keyFile: { type: "string", minLength: 1 },
+        secure: {
+          type: "boolean",
+          default: false,
+          description: "Serve `/metrics` over HTTPS; the probes stay plain HTTP.",
+        },
+        certFile: {
+          type: "string",
+          minLength: 1,
+          "x-optional": true,
+          description:
+            "PEM certificate file (e.g. a mounted Secret's `tls.crt`), given with `keyFile`; absent (with `secure`): a self-signed certificate made at start.",
+        },
+        keyFile: {
+          type: "string",
+          minLength: 1,
+          "x-optional": true,
+          description: "PEM private key file of `certFile` (e.g. `tls.key`).",
+        },
         auth: {
           type: "boolean",
-          description: "Authenticate (TokenReview) and authorize (SubjectAccessReview) every scrape.",
+          "x-default": "`metrics.secure`",
+          description:
+            "Authenticate every scrape's bearer token (TokenReview) and authorize its user (SubjectAccessReview, `get` on `/metrics`): 401, 403, or the metrics. The operator then needs `create` on `tokenreviews` and `subjectaccessreviews`.",
         },
       },
     },
     cache: {
       type: "object",
       additionalProperties: false,
-      properties: { syncTimeoutMs: { type: "integer", minimum: 1 } },
+      description: "The informer caches.",
+      properties: {
+        syncTimeoutMs: {
+          type: "integer",
+          minimum: 1,
+          default: 120_000,
+          description: "How long start-up waits for the caches to sync before failing.",
+        },
+      },
     },
     controllers: {
       type: "object",
+      default: {},
+      description:
+        'Per-controller overrides, by controller name, e.g. `{"widget":{"mode":"sharded","concurrency":4}}`; each wins over the controller\'s declaration.',
       additionalProperties: {
         type: "object",
         additionalProperties: false,
         properties: {
-          mode: { enum: ["leader", "sharded", "every-replica"] },
-          concurrency: { type: "integer", minimum: 1, maximum: 1024 },
-          reconcileTimeoutMs: { type: "integer", minimum: 0 },
+          mode: {
+            enum: ["leader", "sharded", "every-replica"],
+            "x-optional": true,
+            description:
+              "The controller's mode (`leader`, `sharded` or `every-replica`); absent: its declaration's, else `mode`.",
+          },
+          concurrency: {
+            type: "integer",
+            minimum: 1,
+            maximum: 1024,
+            "x-optional": true,
+            description: "Max concurrent reconciles; absent: the declaration's, else 1.",
+          },
+          reconcileTimeoutMs: {
+            type: "integer",
+            minimum: 0,
+            "x-optional": true,
+            description: "Per-reconcile timeout, 0 for none; absent: the declaration's, else 0.",
+          },
         },
       },
     },

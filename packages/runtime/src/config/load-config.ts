@@ -1,12 +1,17 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
 import { Ajv, type ErrorObject } from "ajv";
 import { parseYaml } from "@tessera/client";
 import { ConfigError, type ConfigViolation } from "./config-error.js";
 import { managerConfigSchema } from "./config-schema.js";
+import { applyDefaults } from "./config-defaults.js";
+import { configEnvironmentVariables } from "./config-environment.js";
 import type { ManagerConfig, ManagerConfigInput } from "./manager-config.js";
+import type { SchemaNode } from "./schema-node.js";
+import { recordSources } from "./setting-source.js";
 import { JITTER_FACTOR } from "@tessera/leader-election";
+
+export { configEnvironmentVariables } from "./config-environment.js";
+export type { SchemaNode } from "./schema-node.js";
 
 /** Where {@link loadConfig} reads from; every source is optional. */
 export interface LoadConfigOptions {
@@ -24,43 +29,16 @@ const SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
-/** A node of the configuration's JSON Schema, as far as the environment mapping reads it. */
-export interface SchemaNode {
-  readonly type?: string;
-  readonly properties?: Readonly<Record<string, SchemaNode>>;
-  readonly additionalProperties?: boolean | SchemaNode;
-  readonly enum?: readonly unknown[];
-  readonly description?: string;
-}
-
-/** `leaseDurationMs` -> `LEASE_DURATION_MS`. */
-const snake = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();
-
-/**
- * The environment variables the configuration reads, by name: one per leaf
- * of the schema (`TESSERA_LEADER_ELECTION_LEASE_DURATION_MS` is
- * `leaderElection.leaseDurationMs`), and `TESSERA_CONTROLLERS` holding the
- * per-controller map as JSON.
- */
-export function configEnvironmentVariables(): ReadonlyMap<string, { path: string[]; node: SchemaNode }> {
-  const out = new Map<string, { path: string[]; node: SchemaNode }>();
-  const walk = (node: SchemaNode, path: string[]) => {
-    if (node.properties && node.additionalProperties === false) {
-      for (const [key, child] of Object.entries(node.properties)) walk(child, [...path, key]);
-      return;
-    }
-    out.set(`TESSERA_${path.map(snake).join("_")}`, { path, node });
-  };
-  walk(managerConfigSchema, []);
-  return out;
-}
 
 /**
  * Loads the manager's configuration from code, a file and `TESSERA_*`
  * environment variables, each layer overriding the one before (the
  * environment wins), validates it against {@link managerConfigSchema} and
- * fills the defaults. Throws one {@link ConfigError} listing every violation
- * with its source (exit code 2 through `runMain`).
+ * fills the schema's defaults (`default` and `x-default`). Throws one
+ * {@link ConfigError} listing every violation with its source (exit code 2
+ * through `runMain`). The configuration it returns remembers which settings
+ * code, the file or the environment set (the manager reads that to tell a
+ * chosen name from the default).
  */
 export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
   const env = options.env ?? process.env;
@@ -104,7 +82,10 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
   }
   if (violations.length > 0) throw new ConfigError(dedupe(violations));
 
-  const config = withDefaults(merged, env, options.namespaceFile);
+  const config = applyDefaults(merged, {
+    env,
+    namespaceFile: options.namespaceFile ?? SERVICE_ACCOUNT_NAMESPACE,
+  });
   if (!OBJECT_NAME.test(config.identity)) {
     // Checked here, not by the schema: POD_NAME is read after it.
     violations.push({
@@ -152,74 +133,12 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
     });
   }
   if (violations.length > 0) throw new ConfigError(violations);
+  recordSources(config, origins);
   return config;
-}
-
-function withDefaults(
-  input: ManagerConfigInput,
-  env: Readonly<Record<string, string | undefined>>,
-  namespaceFile = SERVICE_ACCOUNT_NAMESPACE,
-): ManagerConfig {
-  const name = input.name ?? "tessera-operator";
-  return {
-    name,
-    namespace: input.namespace ?? env["POD_NAMESPACE"] ?? readNamespaceFile(namespaceFile) ?? "default",
-    // A pod's name is unique in its namespace; elsewhere two processes on one host must not share an identity.
-    // It names Leases, so the host name is made a valid object name (no "_", no capitals).
-    identity:
-      input.identity ?? env["POD_NAME"] ?? `${objectNamePart(hostname())}-${randomBytes(4).toString("hex")}`,
-    fieldManager: input.fieldManager ?? name,
-    mode: input.mode ?? "leader",
-    ...(input.kubeconfig !== undefined ? { kubeconfig: input.kubeconfig } : {}),
-    allowInsecureTLS: input.allowInsecureTLS ?? false,
-    logLevel: input.logLevel ?? "info",
-    compression: input.compression ?? "none",
-    wire: input.wire ?? "protobuf",
-    leaderElection: {
-      leaseName: input.leaderElection?.leaseName ?? `${name}-leader`,
-      leaseDurationMs: input.leaderElection?.leaseDurationMs ?? 15_000,
-      renewDeadlineMs: input.leaderElection?.renewDeadlineMs ?? 10_000,
-      retryPeriodMs: input.leaderElection?.retryPeriodMs ?? 2_000,
-    },
-    sharding: {
-      ring: input.sharding?.ring ?? name,
-      slots: input.sharding?.slots ?? 256,
-    },
-    shutdown: { drainTimeoutMs: input.shutdown?.drainTimeoutMs ?? 30_000 },
-    healthBindAddress: input.healthBindAddress ?? ":8081",
-    metricsBindAddress: input.metricsBindAddress ?? (input.metrics?.secure ? ":8443" : ":8080"),
-    metrics: {
-      secure: input.metrics?.secure ?? false,
-      ...(input.metrics?.certFile !== undefined ? { certFile: input.metrics.certFile } : {}),
-      ...(input.metrics?.keyFile !== undefined ? { keyFile: input.metrics.keyFile } : {}),
-      auth: input.metrics?.auth ?? input.metrics?.secure ?? false,
-    },
-    cache: { syncTimeoutMs: input.cache?.syncTimeoutMs ?? 120_000 },
-    controllers: { ...((input.controllers ?? {}) as ManagerConfig["controllers"]) },
-  };
 }
 
 /** What Kubernetes accepts as an object name (a DNS subdomain), as far as the identity goes into one. */
 const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
-/** `text` as part of an object name: lowercase, anything else than a-z, 0-9, '-' and '.' made '-'. */
-function objectNamePart(text: string): string {
-  const part = text
-    .toLowerCase()
-    .replace(/[^-a-z0-9.]/g, "-")
-    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "")
-    .slice(0, 63);
-  return part === "" ? "replica" : part;
-}
-
-function readNamespaceFile(file: string): string | undefined {
-  try {
-    const value = readFileSync(file, "utf8").trim();
-    return value === "" ? undefined : value;
-  } catch {
-    return undefined;
-  }
-}
 
 function readConfigFile(file: string, violations: ConfigViolation[]): JsonObject | undefined {
   let text: string;
@@ -348,7 +267,7 @@ function describe(error: ErrorObject, origins: ReadonlyMap<string, string>): Con
       return {
         path,
         expected:
-          schema?.description ??
+          schema?.["x-expected"] ??
           `one of ${(params["allowedValues"] as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
         found,
         source: sourceOf(path, origins),
@@ -365,7 +284,7 @@ function describe(error: ErrorObject, origins: ReadonlyMap<string, string>): Con
       return {
         path,
         expected:
-          schema?.description ??
+          schema?.["x-expected"] ??
           (path.endsWith("BindAddress")
             ? `"host:port", ":port" or "0" (off)`
             : "a lowercase DNS name (letters, digits and '-', starting and ending with a letter or digit)"),

@@ -32,6 +32,7 @@ import { bindDefaults, Transport } from "./default-bindings.js";
 import { loadKubeConfig, checkInsecureTLS } from "@tessera/client";
 import type { ManagerOptions } from "./manager-options.js";
 import { loadConfig } from "../config/load-config.js";
+import { requireOperatorName } from "../config/require-operator-name.js";
 
 type AnyDefinition = ControllerDefinition<KubeObject>;
 type PendingController =
@@ -306,8 +307,16 @@ export class Manager implements Runnable, Syncable {
     fail: (error: unknown) => void,
   ): Promise<void> {
     const config = this.config;
+    const definitions = this.controllerDefinitions();
+    requireOperatorName(
+      config,
+      definitions.map(({ definition }) => ({
+        name: definition.name,
+        mode: controllerMode(config, definition),
+      })),
+    );
     for (const runnable of this.startupRunnables()) watch(runnable.name, runnable.run(signal));
-    const built = await this.buildControllers(signal);
+    const built = await this.buildControllers(definitions, signal);
     const factory = this.get(Tokens.InformerFactory);
     watch("informers", factory.run(signal));
     for (const { ring, controller } of built) {
@@ -536,8 +545,9 @@ export class Manager implements Runnable, Syncable {
     });
   }
 
-  private async buildControllers(signal: AbortSignal): Promise<BuiltController[]> {
-    const built: BuiltController[] = [];
+  /** Each controller's declaration and reconciler, in registration order; names must differ. */
+  private controllerDefinitions(): Array<{ definition: AnyDefinition; reconciler: Reconciler<KubeObject> }> {
+    const definitions: Array<{ definition: AnyDefinition; reconciler: Reconciler<KubeObject> }> = [];
     const names = new Set<string>();
     for (const pending of this.pendingControllers) {
       let definition: AnyDefinition;
@@ -557,6 +567,17 @@ export class Manager implements Runnable, Syncable {
         );
       }
       names.add(definition.name);
+      definitions.push({ definition, reconciler });
+    }
+    return definitions;
+  }
+
+  private async buildControllers(
+    definitions: ReadonlyArray<{ definition: AnyDefinition; reconciler: Reconciler<KubeObject> }>,
+    signal: AbortSignal,
+  ): Promise<BuiltController[]> {
+    const built: BuiltController[] = [];
+    for (const { definition, reconciler } of definitions) {
       built.push(await this.buildController(definition, reconciler, signal));
     }
     return built;

@@ -23,7 +23,7 @@ export interface RunMainOptions {
  *
  * ```ts
  * await runMain(async (signal) => {
- *   const manager = await Manager.create();
+ *   const manager = await Manager.create({ config: { name: "widgets" } });
  *   manager.register(WidgetReconciler);
  *   await manager.run(signal);
  * });

@@ -439,7 +439,11 @@ describe("Manager (in process, real API server)", function () {
   });
 
   it("fails start-up on a kind discovery does not know, naming its group, version and kind", async () => {
-    const manager = await Manager.create({ config: quiet, kubeConfig: env.cp.kubeConfig, env: {} });
+    const manager = await Manager.create({
+      config: { ...quiet, name: "gadgets" },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+    });
     manager
       .controller()
       .for({ group: "gadgets.example.com", version: "v1alpha1", kind: "Gadget" })
