@@ -32,7 +32,7 @@ export function withReconcilerListed(dir: string, className: string, module: str
     );
   }
   const items = list[1]!;
-  const open = list.index + list[0].length - items.length - 1;
+  const start = list.index + list[0].length - 1 - items.length; // after the "["
   let newItems: string;
   if (items.trim() === "") newItems = className;
   else if (items.includes("\n")) {
@@ -41,7 +41,7 @@ export function withReconcilerListed(dir: string, className: string, module: str
     const body = items.replace(/\s*$/, "");
     newItems = `${body}${body.endsWith(",") ? "" : ","}\n${indent}${className},\n`;
   } else newItems = `${items.replace(/[\s,]*$/, "")}, ${className}`;
-  const updated = text.slice(0, open + 1) + newItems + text.slice(open + 1 + items.length);
+  const updated = text.slice(0, start) + newItems + text.slice(start + items.length);
   // After the last import, else just before the list.
   const imports = [...updated.matchAll(/^import\s[^;]*;[^\n]*$/gm)];
   const last = imports[imports.length - 1];
