@@ -4,7 +4,11 @@ import { basename, join, resolve } from "node:path";
 import { CliError } from "./cli-error.js";
 import { generate } from "./generate.js";
 import { checkGroup, checkProjectName, checkVersion, kindNames, kindTokens } from "./names.js";
-import { DIRECT_PACKAGES, packTessera, TESSERA_PACKAGES, type TesseraSource } from "./tessera-packages.js";
+import { packTessera, TESSERA_PACKAGES, type TesseraSource } from "./tessera-packages.js";
+import { importedPackages, tesseraDependencyRange } from "./project-dependencies.js";
+import { readKindSchema } from "./schema-file.js";
+import { kindTypeScript } from "./typescript-types.js";
+import { validatorModule } from "./validator-code.js";
 import { renderTemplates, templatesDir } from "./templates.js";
 import { silentProgress, type Progress } from "./progress.js";
 import {
@@ -99,6 +103,7 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
   const config = { name, namespace, mode: options.mode };
   writeFileSync(join(dir, "tessera.json"), JSON.stringify(config, null, 2) + "\n");
   files.push("tessera.json");
+  await addImportedDependencies(dir, files, source);
   addOverrides(dir, source, pm);
 
   if (options.install ?? true) {
@@ -145,8 +150,42 @@ function install(dir: string, command: readonly string[], detail: (line: string)
   });
 }
 
+/**
+ * Names in package.json every package the project's code imports, so a
+ * strict layout (pnpm's) finds each: what src/ imports, including the modules
+ * `tessera generate` will write there, as `dependencies`; what only test/
+ * imports as `devDependencies`. The template's package.json names only tools.
+ */
+async function addImportedDependencies(dir: string, files: string[], source: TesseraSource): Promise<void> {
+  const read = (f: string) => readFileSync(join(dir, f), "utf8");
+  const src = files.filter((f) => f.startsWith("src/") && /\.tsx?$/.test(f)).map(read);
+  for (const schema of files.filter((f) => f.startsWith("schemas/") && f.endsWith(".schema.json"))) {
+    const kind = readKindSchema(join(dir, schema));
+    src.push(await kindTypeScript(kind), validatorModule(kind));
+  }
+  const test = files.filter((f) => f.startsWith("test/") && /\.tsx?$/.test(f)).map(read);
+  const runtime = importedPackages(src.join("\n"));
+  const testOnly = [...importedPackages(test.join("\n"))].filter((p) => !runtime.has(p));
+  const range = (p: string) =>
+    p.startsWith("@tessera/") ? spec(source, p.slice("@tessera/".length)) : tesseraDependencyRange(p);
+  const file = join(dir, "package.json");
+  const pkg = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  const add = (field: "dependencies" | "devDependencies", names: Iterable<string>) => {
+    const deps = { ...(pkg[field] as Record<string, string> | undefined) };
+    for (const p of names) deps[p] ??= range(p);
+    pkg[field] = Object.fromEntries(Object.entries(deps).sort(([a], [b]) => a.localeCompare(b)));
+  };
+  add("dependencies", runtime);
+  add("devDependencies", testOnly);
+  writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
+}
+
 function spec(source: TesseraSource, pkg: string): string {
-  return source.type === "registry" ? source.range : `file:${source.files.get(pkg)!}`;
+  if (source.type === "registry") return source.range;
+  const file = source.files.get(pkg);
+  // TESSERA_PACKAGES is what is packed: a package the templates import must be in it.
+  if (file === undefined) throw new CliError(`@tessera/${pkg} was not packed (not in TESSERA_PACKAGES)`, 1);
+  return `file:${file}`;
 }
 
 /** The packages the project does not name itself come from the same tarballs (npm `overrides`, `pnpm.overrides`). */
@@ -155,12 +194,17 @@ function addOverrides(dir: string, source: TesseraSource, pm: PackageManager): v
   if (source.type === "registry") return;
   const file = join(dir, "package.json");
   const pkg = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  const direct = new Set(
+    [pkg["dependencies"], pkg["devDependencies"]].flatMap((d) =>
+      Object.keys((d as object | undefined) ?? {}),
+    ),
+  );
   let holder = pkg;
   for (const key of path.slice(0, -1)) holder = (holder[key] ??= {}) as Record<string, unknown>;
   holder[path[path.length - 1]!] = Object.fromEntries(
     // npm refuses an override of a direct dependency (EOVERRIDE) and matches
     // the tarball to the others' "0.1.0" by version; pnpm needs them all.
-    TESSERA_PACKAGES.filter((p) => pm.name === "pnpm" || !DIRECT_PACKAGES.has(p)).map((p) => [
+    TESSERA_PACKAGES.filter((p) => pm.name === "pnpm" || !direct.has(`@tessera/${p}`)).map((p) => [
       `@tessera/${p}`,
       `file:${source.files.get(p)!}`,
     ]),

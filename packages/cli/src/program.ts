@@ -115,7 +115,7 @@ export function buildProgram(): Command {
           version: o.version,
           ...(o.plural ? { plural: o.plural } : {}),
         });
-        for (const f of files) process.stdout.write(`created ${f}\n`);
+        for (const f of files) process.stdout.write(`wrote ${f}\n`);
         if (o.generate) await runGenerate(o.dir, false);
       },
     );

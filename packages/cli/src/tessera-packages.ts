@@ -21,9 +21,6 @@ export const TESSERA_PACKAGES = [
   "cli",
 ] as const;
 
-/** The ones the generated package.json names directly. */
-export const DIRECT_PACKAGES = new Set(["runtime", "testenv", "cli"]);
-
 /** Where @tessera comes from: the registry at a semver range, or tarballs in the project. */
 export type TesseraSource =
   { type: "registry"; range: string } | { type: "tarballs"; files: Map<string, string> };

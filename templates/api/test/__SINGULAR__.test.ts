@@ -9,7 +9,9 @@ import { __HANDLE__, __SINGULAR__Validator } from "../src/generated/index.js";
 const crdDir = fileURLToPath(new URL("../../deploy/base/crds", import.meta.url));
 // A real etcd, kube-apiserver and kube-controller-manager (for garbage
 // collection) with the generated CRD installed, and the reconciler running in
-// a manager in this process.
+// a manager in this process, in the mode its controller() declares (sharded:
+// a ring of one member, its Lease and the coordinator's assignment, as on a
+// cluster).
 describe("__KIND__Reconciler", function () {
   const env = useControlPlane({ controllerManager: true, crds: [crdDir] });
   let client: ApiClient;
@@ -26,7 +28,7 @@ describe("__KIND__Reconciler", function () {
         kubeConfig: env.cp.kubeConfig,
         config: {
           name: "__NAME__",
-          mode: "every-replica",
+          namespace: "default",
           healthBindAddress: "0",
           metricsBindAddress: "0",
           logLevel: "warn",

@@ -1,11 +1,12 @@
 // The operator's entry point: configuration from TESSERA_* variables (and
 // TESSERA_CONFIG), the kubeconfig or in-cluster credentials, SIGTERM/SIGINT
 // to drain, and the runtime's exit codes (0 done, 1 failed, 2 bad config).
+// Each reconciler declares its mode (leader or sharded) in its controller().
 import { Manager, runMain } from "@tessera/runtime";
-import { reconcilers } from "./generated/index.js";
+import { reconcilers } from "./controllers/index.js";
 
 await runMain(async (signal) => {
-  const manager = await Manager.create({ config: { name: "__NAME__", mode: "__MODE__" } });
+  const manager = await Manager.create({ config: { name: "__NAME__" } });
   for (const reconciler of reconcilers) manager.register(reconciler);
   await manager.run(signal);
 });

@@ -13,6 +13,7 @@ import { ConfigMaps, defineResource, type KubeObject, loadKubeConfig } from "@te
 import { ApiClient } from "@tessera/runtime";
 import { eventually, useControlPlane, type ControlPlane } from "@tessera/testenv";
 import { PNPM_VERSION } from "../../src/index.js";
+import { importedPackages } from "../../src/project-dependencies.js";
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), "../../src/bin.js");
 
@@ -27,6 +28,31 @@ function run(cmd: string, args: string[], cwd: string): Run {
 }
 const tessera = (args: string[], cwd: string) => run(process.execPath, [bin, ...args], cwd);
 const npm = (args: string[], cwd: string) => run("npm", args, cwd);
+
+/**
+ * Every package the project's src/ imports is in its dependencies, and every
+ * one test/ imports in dependencies or devDependencies: what pnpm's strict
+ * layout needs to find them.
+ */
+function assertDeclaresImports(dir: string): void {
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+    devDependencies?: Record<string, string>;
+  };
+  const files = listFiles(dir).filter((f) => /^(src|test)\/.*\.ts$/.test(f));
+  assert.ok(
+    files.some((f) => f.startsWith("src/generated/")),
+    "generated code is among the files checked",
+  );
+  for (const file of files) {
+    for (const name of importedPackages(readFileSync(join(dir, file), "utf8"))) {
+      const declared = file.startsWith("src/")
+        ? pkg.dependencies?.[name]
+        : (pkg.dependencies?.[name] ?? pkg.devDependencies?.[name]);
+      assert.ok(declared, `${file} imports ${name}, which package.json does not declare`);
+    }
+  }
+}
 
 function listFiles(dir: string, under = dir): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -58,6 +84,7 @@ describe("tessera new, as a user runs it", function () {
     assert.match(pkg.dependencies["@tessera/runtime"]!, /^file:vendor\/tessera\/tessera-runtime-\d.*\.tgz$/);
     assert.match(pkg.overrides["@tessera/sharding"]!, /^file:vendor\/tessera\//);
     assert.ok(!statSync(join(project, "node_modules/@tessera/runtime")).isSymbolicLink());
+    assertDeclaresImports(project);
     const test = npm(["test"], project);
     assert.equal(test.status, 0, test.out);
     assert.match(test.out, /4 passing/);
@@ -69,6 +96,7 @@ describe("tessera new, as a user runs it", function () {
     for (const expected of [
       "schemas/order.schema.json",
       "src/controllers/order.ts",
+      "src/controllers/index.ts",
       "src/generated/order.ts",
       "src/generated/order.validator.ts",
       "src/main.ts",
@@ -85,13 +113,14 @@ describe("tessera new, as a user runs it", function () {
     }
   });
 
-  it("adds a kind with create api, touching no file it did not create, and npm test passes again", () => {
+  it("adds a kind with create api, touching no file it did not create but the list of reconcilers, and npm test passes again", () => {
     const before = new Map(
       listFiles(project)
         // What generate owns is rewritten; everything else must stay as it was.
         .filter(
           (f) =>
             !f.startsWith("src/generated/") &&
+            f !== "src/controllers/index.ts" &&
             !f.startsWith("deploy/base/crds/") &&
             f !== "deploy/base/rbac.yaml" &&
             !f.startsWith("chart/crds/") &&
@@ -103,6 +132,9 @@ describe("tessera new, as a user runs it", function () {
     assert.equal(added.status, 0, added.out);
     for (const [file, content] of before)
       assert.equal(readFileSync(join(project, file), "utf8"), content, file);
+    const list = readFileSync(join(project, "src/controllers/index.ts"), "utf8");
+    assert.match(list, /import \{ PaymentReconciler \} from "\.\/payment\.js";/);
+    assert.match(list, /export const reconcilers = \[OrderReconciler, PaymentReconciler\];/);
     assert.ok(existsSync(join(project, "deploy/base/crds/payments.shop.example.com.yaml")));
     const rbac = readFileSync(join(project, "deploy/base/rbac.yaml"), "utf8");
     assert.match(rbac, /- payments\/status/);
@@ -364,11 +396,25 @@ describe("tessera new, as a user runs it", function () {
     });
   }
 
-  it("scaffolds a sharded project with a Helm chart", () => {
+  it("scaffolds a sharded project with a Helm chart, whose own npm test runs the ring", () => {
     const made = tessera(["new", sharded, "--sharded", "--helm", "--kind", "Shard", "--yes"], root);
     assert.equal(made.status, 0, made.out);
     assert.ok(existsSync(join(sharded, "chart/templates/horizontal-pod-autoscaler.yaml")));
     assert.ok(existsSync(join(sharded, "deploy/base/horizontal-pod-autoscaler.yaml")));
+    // The mode is set in one place, the reconciler's declaration, which the test registers as main.ts does.
+    assert.match(readFileSync(join(sharded, "src/controllers/shard.ts"), "utf8"), /\.mode\("sharded"\)/);
+    for (const file of [
+      "src/main.ts",
+      "test/shard.test.ts",
+      "deploy/base/deployment.yaml",
+      "chart/templates/deployment.yaml",
+      "chart/values.yaml",
+    ]) {
+      assert.doesNotMatch(readFileSync(join(sharded, file), "utf8"), /\bmode: |TESSERA_MODE/, file);
+    }
+    const test = npm(["test"], sharded);
+    assert.equal(test.status, 0, test.out);
+    assert.match(test.out, /4 passing/);
   });
 
   it("scaffolds with --package-manager pnpm (through npx), and pnpm test passes", () => {
@@ -385,6 +431,7 @@ describe("tessera new, as a user runs it", function () {
       pnpm?: { overrides?: object };
     };
     assert.ok(pkg.pnpm?.overrides, "the tarballs pinned in pnpm.overrides");
+    assertDeclaresImports(dir);
     const test = run("npx", ["--yes", `pnpm@${PNPM_VERSION}`, "test"], dir);
     assert.equal(test.status, 0, test.out);
     assert.match(test.out, /4 passing/);

@@ -27,8 +27,13 @@ export class __KIND__Reconciler implements ReconcilerPlugin<__KIND__> {
     private readonly events: EventRecorder,
   ) {}
 
+  // What it reconciles, and its mode: the one place the mode is set ("leader":
+  // one replica works, the others stand by; "sharded": every replica takes a
+  // share). `tessera generate` derives the RBAC from this declaration, calling
+  // controller() on an instance it does not construct: use methods and
+  // module-level values here, not fields or the injected services.
   controller(on: ControllerBuilder) {
-    return on.for(__HANDLE__).owns(ConfigMaps);
+    return on.for(__HANDLE__).owns(ConfigMaps).mode("__MODE__");
   }
 
   async reconcile({ name, namespace }: Request, ctx: ReconcileContext<__KIND__>) {

@@ -1,0 +1,7 @@
+// The operator's reconcilers, listed once: main.ts registers each one, and
+// `tessera generate` derives the RBAC from what each declares. A class with
+// controller() and reconcile() methods that is missing here is an error from
+// generate; `tessera create api` adds the reconciler it creates.
+import { ConfigMapMirror } from "./configmap-mirror.js";
+
+export const reconcilers = [ConfigMapMirror];
