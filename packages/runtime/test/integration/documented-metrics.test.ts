@@ -1,15 +1,27 @@
 // Every metric name the documentation mentions is one a running operator
-// exports: a leader-mode manager and two members of a sharded ring run over
-// the real API server, reconcile Widgets (successes, retried errors and
-// terminal errors), lose their watches once, and their /metrics endpoints
-// are scraped. A name in docs/ or README.md that none of the scrapes holds
-// fails the test, listed with the files that mention it.
+// exports. Over the real API server run a leader-mode manager, two members of
+// a sharded ring (the second joining later, so slots move) and a manager on
+// a server without watch-list (LIST + WATCH); they reconcile Widgets
+// (successes, a retried error, a terminal error), map a ConfigMap that throws,
+// and the leader is cut off while etcd is compacted (failed renewals, a
+// relist). Their /metrics endpoints are scraped; a name in docs/ or
+// README.md that no scrape holds fails the test, listed with the files that
+// mention it.
 import { strict as assert } from "node:assert";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { eventually, FaultProxy, kubeConfigVia, parsePrometheusText, useControlPlane } from "@tessera/testenv";
-import { Manager, TerminalError, type ManagerConfigInput } from "../../src/index.js";
+import { ConfigMaps } from "@tessera/reflector";
+import {
+  eventually,
+  FaultProxy,
+  kubeConfigVia,
+  parsePrometheusText,
+  useControlPlane,
+  type ControlPlane,
+} from "@tessera/testenv";
+import { CapturingLogger } from "@tessera/core/testing";
+import { Manager, TerminalError, Tokens, type ManagerConfigInput } from "../../src/index.js";
 import { Widgets } from "./widget.js";
 import { createNamespace, createWidget, installWidgetCrd } from "./support/widget-cluster.js";
 
@@ -36,8 +48,7 @@ function documentationFiles(): string[] {
       // docs/api is the API reference typedoc generates from the TSDoc, not written docs.
       if (entry.isDirectory()) {
         if (path !== join(repoRoot, "docs", "api")) walk(path);
-      }
-      else if (entry.name.endsWith(".md")) files.push(path);
+      } else if (entry.name.endsWith(".md")) files.push(path);
     }
   };
   walk(join(repoRoot, "docs"));
@@ -68,12 +79,17 @@ function exportedNames(text: string): Set<string> {
 }
 
 describe("documented metric names (real API server)", function () {
-  this.timeout(180_000);
+  this.timeout(300_000);
   // Without server-side shard filtering, so that the ring's members filter on the client
   // and count what they drop (tessera_sharding_client_filtered_total).
   const env = useControlPlane({ featureGates: { ShardedListAndWatch: false } });
+  // A server without watch-list: the reflectors fall back to LIST + WATCH (the LIST metrics).
+  const noWatchList = useControlPlane({ featureGates: { WatchList: false } });
   const stops: Array<() => Promise<void>> = [];
-  before(async () => installWidgetCrd(env.cp));
+  before(async () => {
+    await installWidgetCrd(env.cp);
+    await installWidgetCrd(noWatchList.cp);
+  });
   after(async () => {
     for (const stop of stops.splice(0).reverse()) await stop();
   });
@@ -86,34 +102,45 @@ describe("documented metric names (real API server)", function () {
   };
 
   /**
-   * A manager reconciling the Widgets of `ns` through its own FaultProxy: a
-   * Widget named `fail-*` fails once and then succeeds (a retry), one named
-   * `terminal-*` throws a TerminalError.
+   * A manager reconciling Widgets through its own FaultProxy: a Widget named
+   * `fail-*` fails once and then succeeds (a retry), one named `terminal-*`
+   * throws a TerminalError. It also watches ConfigMaps with a mapping that
+   * throws for one named `unmappable` (an informer handler error).
    */
-  async function startManager(config: ManagerConfigInput, mode: "leader" | "sharded") {
-    const proxy = new FaultProxy(Number(new URL(env.cp.apiserverUrl).port));
+  async function startManager(cp: ControlPlane, config: ManagerConfigInput, mode: "leader" | "sharded") {
+    const proxy = new FaultProxy(Number(new URL(cp.apiserverUrl).port));
     await proxy.start();
     const manager = await Manager.create({
       config: { ...base, ...config },
-      kubeConfig: kubeConfigVia(env.cp.kubeConfig, proxy.url),
+      kubeConfig: kubeConfigVia(cp.kubeConfig, proxy.url),
       env: {},
     });
+    // The failures below are meant: their error lines stay out of the test output.
+    manager.rebind(Tokens.Logger, new CapturingLogger());
     const failed = new Set<string>();
     const reconciled = new Set<string>();
     manager
       .controller()
       .for(Widgets)
+      .watches(ConfigMaps, (configMap) => {
+        if (configMap.metadata?.name === "unmappable") throw new Error("this ConfigMap cannot be mapped");
+        return [];
+      })
       .mode(mode)
-      .complete(async (request) => {
-        if (request.name.startsWith("terminal-")) throw new TerminalError(`${request.name} cannot be done`);
-        if (request.name.startsWith("fail-") && !failed.has(request.key)) {
-          failed.add(request.key);
-          throw new Error(`${request.name} fails once`);
+      .complete((request) => {
+        const key = `${request.namespace}/${request.name}`;
+        if (request.name.startsWith("terminal-"))
+          return Promise.reject(new TerminalError(`${request.name} cannot be done`));
+        if (request.name.startsWith("fail-") && !failed.has(key)) {
+          failed.add(key);
+          return Promise.reject(new Error(`${request.name} fails once`));
         }
-        reconciled.add(request.key);
+        reconciled.add(key);
+        return Promise.resolve();
       });
     const stop = new AbortController();
     const running = manager.run(stop.signal);
+    running.catch(() => undefined); // a ring member fences itself when the API server restarts below
     stops.push(async () => {
       stop.abort();
       await running.catch(() => undefined);
@@ -126,43 +153,113 @@ describe("documented metric names (real API server)", function () {
     return { proxy, reconciled, scrape };
   }
 
+  async function createObjects(cp: ControlPlane, ns: string): Promise<void> {
+    for (const name of WIDGETS) await createWidget(cp, ns, name, { data: { name } });
+    const res = await cp.raw(`/api/v1/namespaces/${ns}/configmaps`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "unmappable" } }),
+    });
+    assert.equal(res.status, 201, res.body);
+  }
+
+  const WIDGETS = ["ok-1", "ok-2", "ok-3", "ok-4", "fail-1", "terminal-1"];
+  const allReconciled = (ns: string, ...managers: Array<{ reconciled: Set<string> }>) =>
+    WIDGETS.filter((name) => !name.startsWith("terminal-")).every((name) =>
+      managers.some((m) => m.reconciled.has(`${ns}/${name}`)),
+    );
+
   it("every metric name in docs/ and README.md is in a scrape of a running operator", async () => {
     const documented = documentedMetricNames();
     // The extraction itself: the metrics how-to's table alone names more than forty.
     assert.ok(documented.size >= 40, `only ${documented.size} metric names found in the docs`);
+    const scraped = new Set<string>();
+    const collect = async (m: { scrape: () => Promise<Set<string>> }) => {
+      for (const name of await m.scrape()) scraped.add(name);
+    };
 
     const leaderNs = await createNamespace(env.cp, "documented-leader");
     const ringNs = await createNamespace(env.cp, "documented-ring");
-    const leader = await startManager({ name: "documented-leader", namespace: leaderNs }, "leader");
-    const members = [
-      await startManager({ name: "documented-ring", namespace: ringNs, identity: "member-a" }, "sharded"),
-      await startManager({ name: "documented-ring", namespace: ringNs, identity: "member-b" }, "sharded"),
-    ];
-    for (const ns of [leaderNs, ringNs]) {
-      for (const name of ["ok-1", "ok-2", "ok-3", "ok-4", "fail-1", "terminal-1"])
-        await createWidget(env.cp, ns, name, { data: { name } });
-    }
-    await eventually(
-      "the leader reconciled its Widgets",
-      () => leader.reconciled.has(`${leaderNs}/ok-4`) && leader.reconciled.has(`${leaderNs}/fail-1`),
-      60_000,
-    );
-    await eventually(
-      "the ring reconciled its Widgets",
-      () =>
-        ["ok-1", "ok-2", "ok-3", "ok-4", "fail-1"].every((name) =>
-          members.some((m) => m.reconciled.has(`${ringNs}/${name}`)),
-        ),
-      60_000,
-    );
+    const listNs = await createNamespace(noWatchList.cp, "documented-list");
+    // Objects first: a ring member's shardSelector probe needs one to tell by.
+    for (const ns of [leaderNs, ringNs]) await createObjects(env.cp, ns);
+    await createObjects(noWatchList.cp, listNs);
 
-    // Every watch cut once: the reflectors count the failure and resume.
-    for (const m of [leader, ...members]) m.proxy.cutAll();
+    // Longer durations than the others: the leader keeps its Lease through the faults below.
+    const leader = await startManager(
+      env.cp,
+      {
+        name: "documented-leader",
+        namespace: leaderNs,
+        leaderElection: { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 500 },
+      },
+      "leader",
+    );
+    const lister = await startManager(
+      noWatchList.cp,
+      { name: "documented-list", namespace: listNs },
+      "leader",
+    );
+    const memberA = await startManager(
+      env.cp,
+      { name: "documented-ring", namespace: ringNs, identity: "member-a" },
+      "sharded",
+    );
+    await eventually("the leader reconciled its Widgets", () => allReconciled(leaderNs, leader), 60_000);
+    await eventually(
+      "the LIST + WATCH manager reconciled its Widgets",
+      () => allReconciled(listNs, lister),
+      60_000,
+    );
+    await eventually(
+      "member-a, alone, reconciled the ring's Widgets",
+      () => allReconciled(ringNs, memberA),
+      60_000,
+    );
+    // A second member: slots move from member-a to it.
+    const memberB = await startManager(
+      env.cp,
+      { name: "documented-ring", namespace: ringNs, identity: "member-b" },
+      "sharded",
+    );
+    await eventually(
+      "slots moved to member-b; both members probed the server's filtering and dropped others' objects",
+      async () => {
+        const [a, b] = [await memberA.scrape(), await memberB.scrape()];
+        const either = (name: string) => a.has(name) || b.has(name);
+        return (
+          either("tessera_sharding_slots_moved_total") &&
+          either("tessera_sharding_client_filtered_total") &&
+          a.has("tessera_sharding_server_filtering") &&
+          b.has("tessera_sharding_server_filtering")
+        );
+      },
+      60_000,
+    );
+    for (const m of [memberA, memberB, lister]) await collect(m);
+
+    // The leader disconnected while its Widgets change and etcd forgets the history (the API
+    // server restarts): renewals fail, watches fail, and the resumed watch's 410 relists.
+    leader.proxy.refuse(true);
+    leader.proxy.cutAll();
     await createWidget(env.cp, leaderNs, "after-cut", {});
-    await eventually("the leader reconciles after the cut", () => leader.reconciled.has(`${leaderNs}/after-cut`));
+    await env.cp.compact();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    leader.proxy.refuse(false);
+    await eventually(
+      "the leader relisted, counted its failed renewals, and reconciles again",
+      async () => {
+        const names = await leader.scrape();
+        return (
+          names.has("tessera_reflector_relists_total") &&
+          names.has("leader_election_renew_failures_total") &&
+          leader.reconciled.has(`${leaderNs}/after-cut`)
+        );
+      },
+      90_000,
+    );
+    await collect(leader);
 
-    const scraped = new Set<string>();
-    for (const m of [leader, ...members]) for (const name of await m.scrape()) scraped.add(name);
     const missing = [...documented.keys()].filter((name) => !scraped.has(name)).sort();
     assert.deepEqual(
       missing,
