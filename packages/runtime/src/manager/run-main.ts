@@ -1,6 +1,6 @@
 import { toError } from "@tessera/core";
 
-/** Exit code of an operator whose configuration is invalid (as the issue and kubebuilder's `main.go` reserve). */
+/** Exit code of an operator whose configuration is invalid (2, as a kubebuilder `main.go` exits on bad flags). */
 export const EXIT_INVALID_CONFIG = 2;
 
 /** Options of {@link runMain}; the defaults are the process's. */
