@@ -84,6 +84,18 @@ export type ApplyConfiguration<T extends KubeObject> = Partial<T> & {
   metadata: NonNullable<T["metadata"]> & { name: string; namespace?: string };
 };
 
+/** The reads every client has; where they come from is its `reads`. */
+export interface Reader {
+  /** The object, or `undefined` when there is none. */
+  get<T extends KubeObject>(
+    resource: Resource<T>,
+    ref: ObjectRef,
+    options?: ReadOptions,
+  ): Promise<T | undefined>;
+  /** The objects that match (every page of them). */
+  list<T extends KubeObject>(resource: Resource<T>, options?: ListOptions): Promise<T[]>;
+}
+
 /**
  * Reads and writes objects of any kind named by a `Resource<T>` handle.
  *
@@ -95,7 +107,7 @@ export type ApplyConfiguration<T extends KubeObject> = Partial<T> & {
  * Every failure is an `ApiError` subclass (`NotFoundError`, `ConflictError`,
  * `InvalidError`, `ForbiddenError`, ...) naming the verb, kind, namespace and name.
  */
-export interface Client {
+export interface Client extends Reader {
   /**
    * Where reads come from: `"cache"` for the manager's split client,
    * `"api"` for a client that reads from the API server. An {@link ApiReader}
@@ -103,13 +115,6 @@ export interface Client {
    * read is needed.
    */
   readonly reads: "cache" | "api";
-  /** The object, or `undefined` when there is none. */
-  get<T extends KubeObject>(
-    resource: Resource<T>,
-    ref: ObjectRef,
-    options?: ReadOptions,
-  ): Promise<T | undefined>;
-  list<T extends KubeObject>(resource: Resource<T>, options?: ListOptions): Promise<T[]>;
   /** Creates `object` (its `apiVersion` and `kind` filled from the handle); resolves with what the server stored. */
   create<T extends KubeObject>(resource: Resource<T>, object: T, options?: WriteOptions): Promise<T>;
   /** Replaces the object; `metadata.resourceVersion` makes it conditional (a `ConflictError` when stale). */
@@ -149,14 +154,6 @@ export interface Client {
  * should not cache. Its `reads` is `"api"`, so the manager's cached
  * {@link Client} is not one; `Tokens.ApiReader` is bound to an `ApiClient`.
  */
-export interface ApiReader {
+export interface ApiReader extends Reader {
   readonly reads: "api";
-  /** The object as the API server has it now, or `undefined` when there is none. */
-  get<T extends KubeObject>(
-    resource: Resource<T>,
-    ref: ObjectRef,
-    options?: ReadOptions,
-  ): Promise<T | undefined>;
-  /** The objects as the API server has them now (paged). */
-  list<T extends KubeObject>(resource: Resource<T>, options?: ListOptions): Promise<T[]>;
 }

@@ -41,6 +41,7 @@ export { formatMicroTime, formatKubeTime, parseKubeTime } from "./micro-time.js"
 export type {
   Client,
   ApiReader,
+  Reader,
   ReadOptions,
   ObjectRef,
   ListOptions,
