@@ -6,7 +6,7 @@
  * health and metrics and shuts down gracefully.
  */
 export type { Request } from "./reconcile/request.js";
-export { requestFor, requestFromKey } from "./reconcile/request.js";
+export { requestFor, requestFromKey, requestKey } from "./reconcile/request.js";
 export type { Result } from "./reconcile/result.js";
 export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcile/reconciler.js";
 export type {

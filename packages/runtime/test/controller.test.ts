@@ -7,6 +7,7 @@ import {
   Controller,
   enqueueForObject,
   generationChanged,
+  requestKey,
   TerminalError,
   type Request,
 } from "../src/index.js";
@@ -127,7 +128,7 @@ describe("Controller", () => {
             threw = true;
             throw "not an error"; // eslint-disable-line @typescript-eslint/only-throw-error
           }
-          seen.push(`${req.key}:${ctx.current()?.metadata?.name ?? "gone"}:${ctx.attempt}`);
+          seen.push(`${requestKey(req)}:${ctx.current()?.metadata?.name ?? "gone"}:${ctx.attempt}`);
         },
       },
     });

@@ -17,6 +17,7 @@ import {
   ApiClient,
   LeaderElectionLostError,
   Manager,
+  requestKey,
   RingMemberFencedError,
   Tokens,
   type ManagerConfigInput,
@@ -391,7 +392,7 @@ describe("Manager (in process, real API server)", function () {
             gated = true;
             await gate;
           }
-          seen.push({ member: identity, key: request.key, found, start, end: nowMicros() });
+          seen.push({ member: identity, key: requestKey(request), found, start, end: nowMicros() });
         });
       const stop = new AbortController();
       const running = manager.run(stop.signal);
