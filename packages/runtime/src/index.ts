@@ -96,6 +96,7 @@ export type {
   Plugin,
 } from "./plugin/plugin.js";
 export { Manager } from "./manager/manager.js";
+export { UnboundTokenError } from "./plugin/unbound-token-error.js";
 export { loadKubeConfig, KubeConfigError } from "./kubeconfig/load-kube-config.js";
 export type { LoadKubeConfigOptions, LoadedKubeConfig } from "./kubeconfig/load-kube-config.js";
 export { LeanKubeConfig } from "./kubeconfig/lean-kube-config.js";
