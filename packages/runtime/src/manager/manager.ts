@@ -10,7 +10,6 @@ import { loadKubeConfig } from "../kubeconfig/load-kube-config.js";
 import type { Plugin, PluginClass } from "../plugin/plugin.js";
 import { PluginRegistry, type RegisteredRunnable } from "../plugin/plugin-registry.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
-import { parseBindAddress } from "../server/bind-address.js";
 import { HealthChecks } from "../server/health-checks.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
 import { ControllerFactory, type BuiltController } from "./controller-factory.js";
@@ -19,8 +18,6 @@ import { wireHealthChecks } from "./health-wiring.js";
 import { LeaderWork } from "./leader-work.js";
 import type { ManagerOptions } from "./manager-options.js";
 import { ManagerServers } from "./manager-servers.js";
-import { metricsServer } from "./metrics-server.js";
-import { probeServer } from "./probe-server.js";
 import { RingMemberFencedError } from "./ring-member-fenced-error.js";
 
 /** Starts a long-running part of the run: when it fails, the manager stops. */
@@ -28,9 +25,10 @@ type Watch = (name: string, promise: Promise<unknown>) => void;
 
 /**
  * Runs an operator's controllers and runnables over one inversify container
- * (see {@link Tokens} for what it binds). Built with `Manager.create()`
- * (in create-manager.ts), given reconcilers with {@link Manager.register} or
- * {@link Manager.controller}, and run with {@link Manager.run}:
+ * (see {@link Tokens} for what it binds). Built with `Manager.create()`,
+ * given reconcilers with {@link Manager.register} or
+ * {@link Manager.controller} (and the services they inject with
+ * {@link Manager.provide}), and run with {@link Manager.run}:
  *
  * - controllers in `leader` mode reconcile only on the replica holding the
  *   Lease `<config.leaderElection.leaseName>`; the others keep their caches
@@ -314,23 +312,14 @@ export class Manager implements Runnable, Syncable {
 
   /** The probe and metrics servers, as configured: they run from start to stop, leader or not. */
   private startServers(signal: AbortSignal, watch: Watch): void {
-    const logger = withFields(this.get(Tokens.Logger), { component: "endpoints" });
-    const health = parseBindAddress(this.config.healthBindAddress, "healthBindAddress");
-    const metrics = parseBindAddress(this.config.metricsBindAddress, "metricsBindAddress");
-    if (health) this.servers.add("health", probeServer(this.health, health, logger));
-    if (metrics) {
-      this.servers.add(
-        "metrics",
-        metricsServer({
-          config: this.config.metrics,
-          address: metrics,
-          logger,
-          prometheus: this.get(Tokens.Metrics),
-          clock: this.get(Tokens.Clock),
-          transport: () => this.get(Transport),
-        }),
-      );
-    }
+    this.servers.addConfigured({
+      config: this.config,
+      health: this.health,
+      logger: withFields(this.get(Tokens.Logger), { component: "endpoints" }),
+      prometheus: () => this.get(Tokens.Metrics),
+      clock: () => this.get(Tokens.Clock),
+      transport: () => this.get(Transport),
+    });
     for (const { name, runnable } of this.servers.runnables()) watch(name, runnable.run(signal));
   }
 

@@ -88,15 +88,22 @@ export class PluginRegistry {
     }
   }
 
-  /** Every controller declared, its class plugins built from the container. */
-  controllerDeclarations(): ControllerDeclaration[] {
-    return this.controllers.map((pending) => {
-      if (pending.type === "defined") return pending;
+  /**
+   * Every controller declared, in order; a class plugin is built from the
+   * container when its turn comes (lazily, so a controller's build may fail
+   * before the next reconciler is constructed).
+   */
+  *controllerDeclarations(): Generator<ControllerDeclaration> {
+    for (const pending of this.controllers) {
+      if (pending.type === "defined") {
+        yield pending;
+        continue;
+      }
       const instance = this.container.get<ReconcilerPlugin<KubeObject>>(
         pending.plugin as ServiceIdentifier<ReconcilerPlugin<KubeObject>>,
       );
-      return { definition: instance.controller(new ControllerBuilder()).build(), reconciler: instance };
-    });
+      yield { definition: instance.controller(new ControllerBuilder()).build(), reconciler: instance };
+    }
   }
 
   /** Every runnable registered, its class plugins built from the container. */
