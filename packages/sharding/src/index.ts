@@ -1,8 +1,9 @@
 /**
  * @tessera/sharding: runs one controller as a ring of replicas: each a ShardMember (member Lease,
  * assignment followed, slots handed over without overlap) and a RingCoordinator, a ShardedReflector
- * caching the member's ranges, and the dequeue guard; ShardedWorkload composes them safely
- * (the handover waits for work in flight, lost slots' keys are dropped at dequeue). The math lives in `@tessera/sharding/ranges`.
+ * caching the member's ranges, and the dequeue guard; ShardedWorkload composes them safely (the
+ * handover waits for work in flight, lost slots' keys are dropped at dequeue). The math lives in
+ * `@tessera/sharding/ranges`.
  */
 export { ShardMember } from "./shard-member.js";
 export type { ShardMemberOptions, SlotChange, AssignmentReader } from "./shard-member.js";
