@@ -6,12 +6,13 @@
  */
 export { Controller } from "./reconcile/controller.js";
 export type { ControllerRunOptions, ControllerSource } from "./reconcile/controller.js";
-export { requestFor, requestFromKey } from "./reconcile/request.js";
+export { requestFor, requestFromKey, requestKey } from "./reconcile/request.js";
 export { CachedClient } from "./client/cached-client.js";
 export { KubeEventRecorder } from "./client/kube-event-recorder.js";
 export type { KubeEventRecorderOptions } from "./client/kube-event-recorder.js";
 export type { EventInput, EventType } from "./client/event-recorder.js";
 export { LeaderElectionLostError } from "./manager/leader-election-lost-error.js";
 export { RingMemberFencedError } from "./manager/ring-member-fenced-error.js";
+export { UnboundTokenError } from "./plugin/unbound-token-error.js";
 export { EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";

@@ -16,7 +16,7 @@ describe("ControllerBuilder", () => {
     const definition = new ControllerBuilder()
       .for(Widgets, { predicates: [generationChanged()] })
       .owns(ConfigMaps)
-      .watches(Secrets, (secret) => [{ namespace: secret.metadata?.namespace ?? "", name: "w", key: "x" }])
+      .watches(Secrets, (secret) => [{ namespace: secret.metadata?.namespace ?? "", name: "w" }])
       .withOptions({ concurrency: 4, mode: "sharded" })
       .build();
     assert.equal(definition.name, "widget", "named for the primary kind by default");

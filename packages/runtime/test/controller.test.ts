@@ -3,7 +3,7 @@ import { FakeClock } from "@tessera/core/testing";
 import { SharedIndexInformer } from "@tessera/informers";
 import type { KubeObject } from "@tessera/client";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
-import { Controller } from "../src/controller.js";
+import { Controller, requestKey } from "../src/controller.js";
 import { enqueueForObject, TerminalError, type Request } from "../src/index.js";
 import { generationChanged } from "../src/predicates.js";
 
@@ -123,7 +123,7 @@ describe("Controller", () => {
             threw = true;
             throw "not an error"; // eslint-disable-line @typescript-eslint/only-throw-error
           }
-          seen.push(`${req.key}:${ctx.current()?.metadata?.name ?? "gone"}:${ctx.attempt}`);
+          seen.push(`${requestKey(req)}:${ctx.current()?.metadata?.name ?? "gone"}:${ctx.attempt}`);
         },
       },
     });

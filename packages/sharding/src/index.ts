@@ -1,7 +1,9 @@
 /**
  * @tessera/sharding: runs one controller as a ring of replicas: each a ShardMember (member Lease,
  * assignment followed, slots handed over without overlap) and a RingCoordinator, a ShardedReflector
- * caching the member's ranges, and the dequeue guard. The math lives in `@tessera/sharding/ranges`.
+ * caching the member's ranges, and the dequeue guard; ShardedWorkload composes them safely (the
+ * handover waits for work in flight, lost slots' keys are dropped at dequeue). The math lives in
+ * `@tessera/sharding/ranges`.
  */
 export { ShardMember } from "./shard-member.js";
 export type { ShardMemberOptions, SlotChange, AssignmentReader } from "./shard-member.js";
@@ -16,6 +18,9 @@ export {
   SERVER_FILTERING_ANNOTATION,
 } from "./member-lease.js";
 export type { MemberLeaseOptions, MemberReport } from "./member-lease.js";
+
+export { ShardedWorkload } from "./sharded-workload.js";
+export type { ShardedWorkloadOptions } from "./sharded-workload.js";
 
 export { createDequeueGuard } from "./dequeue-guard.js";
 export { InFlightReconciles } from "./in-flight-reconciles.js";

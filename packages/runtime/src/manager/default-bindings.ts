@@ -35,7 +35,35 @@ export function bindDefaults(
   kubeConfig: KubeConfigLike,
   options: ManagerOptions,
 ): () => Promise<void> {
+  bindConstants(container, config, kubeConfig, options);
+  bindInformerFactory(container);
+  bindClients(container);
   let recorder: KubeEventRecorder | undefined;
+  container
+    .bind(Tokens.EventRecorder)
+    .toDynamicValue(
+      (ctx) =>
+        (recorder = new KubeEventRecorder({
+          transport: use(ctx, Transport),
+          clock: use(ctx, Tokens.Clock),
+          logger: withFields(use(ctx, Tokens.Logger), { component: "events" }),
+          controller: use(ctx, Tokens.Config).name,
+          instance: use(ctx, Tokens.Config).identity,
+        })),
+    )
+    .inSingletonScope();
+  return async () => {
+    await recorder?.flushAll();
+  };
+}
+
+/** The configuration, the KubeConfig, and the instrumentation: given in `options`, else the defaults. */
+function bindConstants(
+  container: Container,
+  config: ManagerConfig,
+  kubeConfig: KubeConfigLike,
+  options: ManagerOptions,
+): void {
   const constant = <T>(token: Token<T>, value: T) => container.bind<T>(token).toConstantValue(value);
   constant(Tokens.Config, config);
   constant(Tokens.KubeConfig, kubeConfig);
@@ -49,6 +77,9 @@ export function bindDefaults(
   constant(Tokens.Metrics, prometheus);
   constant(Tokens.Meter, options.meter ?? prometheus.meter(SCOPE));
   constant(Tokens.Tracer, options.tracer ?? trace.getTracer(SCOPE));
+}
+
+function bindInformerFactory(container: Container): void {
   container
     .bind(Tokens.InformerFactory)
     .toDynamicValue(
@@ -67,6 +98,10 @@ export function bindDefaults(
         }),
     )
     .inSingletonScope();
+}
+
+/** The shared transport, the direct and the cached client, and the RestMapper. */
+function bindClients(container: Container): void {
   container
     .bind(Transport)
     .toDynamicValue((ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig)))
@@ -93,20 +128,4 @@ export function bindDefaults(
     .bind(Tokens.RestMapper)
     .toDynamicValue((ctx) => new DiscoveryRestMapper(use(ctx, Transport)))
     .inSingletonScope();
-  container
-    .bind(Tokens.EventRecorder)
-    .toDynamicValue(
-      (ctx) =>
-        (recorder = new KubeEventRecorder({
-          transport: use(ctx, Transport),
-          clock: use(ctx, Tokens.Clock),
-          logger: withFields(use(ctx, Tokens.Logger), { component: "events" }),
-          controller: use(ctx, Tokens.Config).name,
-          instance: use(ctx, Tokens.Config).identity,
-        })),
-    )
-    .inSingletonScope();
-  return async () => {
-    await recorder?.flushAll();
-  };
 }

@@ -1,63 +1,35 @@
-import { Container, ContainerModule, type ServiceIdentifier } from "inversify";
-import { toError, withFields, type Logger, type Runnable, type Syncable } from "@tessera/core";
-import type { SharedIndexInformer } from "@tessera/informers";
-import { LeaderElector, LeaseLock } from "@tessera/leader-election";
-import type { KubeObject, Resource } from "@tessera/client";
-import { ControllerBuilder, type ControllerDefinition } from "../builder/controller-builder.js";
-import { isResource, type Kind } from "../builder/kind.js";
-import type { ManagerConfig } from "../config/manager-config.js";
-import { enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
-import type { ManagedRunnable, Plugin, PluginClass, ReconcilerPlugin } from "../plugin/plugin.js";
-import { Tokens, type Token } from "../plugin/tokens.js";
-import { Controller, type ControllerSource } from "../reconcile/controller.js";
-import type { Reconciler } from "../reconcile/reconciler.js";
-import { ControllerRing } from "./controller-ring.js";
-import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
-import { controllerMode } from "./controller-mode.js";
-import { HealthChecks } from "../server/health-checks.js";
-import { parseBindAddress } from "../server/bind-address.js";
-import { EndpointServer, type EndpointHandler } from "../server/endpoint-server.js";
-import type { BindAddress } from "../server/bind-address.js";
-import { withAuthenticationAndAuthorization } from "../server/authenticated-handler.js";
-import { readServingCertificate, type ServingCertificate } from "../server/serving-certificate.js";
-import { selfSignedCertificate } from "../server/self-signed-certificate.js";
-import { SubjectAccessReviewAuthorizer } from "../server/subject-access-review-authorizer.js";
-import { TokenReviewAuthenticator } from "../server/token-review-authenticator.js";
-import { hostname } from "node:os";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { LeaderElectionLostError } from "./leader-election-lost-error.js";
-import { RingMemberFencedError } from "./ring-member-fenced-error.js";
-import { bindDefaults, Transport } from "./default-bindings.js";
-import { loadKubeConfig, checkInsecureTLS } from "@tessera/client";
-import type { ManagerOptions } from "./manager-options.js";
+import { Container, ContainerModule } from "inversify";
+import { toError, withFields, type Logger, type Runnable, type Syncable } from "@tessera/core";
+import type { SharedInformerFactory } from "@tessera/informers";
+import { ControllerBuilder } from "../builder/controller-builder.js";
 import { loadConfig } from "../config/load-config.js";
+import type { ManagerConfig } from "../config/manager-config.js";
+import { checkInsecureTLS, loadKubeConfig } from "@tessera/client";
+import type { Plugin, PluginClass } from "../plugin/plugin.js";
+import { PluginRegistry, type RegisteredRunnable } from "../plugin/plugin-registry.js";
+import { Tokens, type Token } from "../plugin/tokens.js";
+import { HealthChecks } from "../server/health-checks.js";
+import { containerInstrumentation } from "./container-instrumentation.js";
+import { ControllerFactory, type BuiltController } from "./controller-factory.js";
+import { bindDefaults, Transport } from "./default-bindings.js";
+import { wireHealthChecks } from "./health-wiring.js";
+import { LeaderWork } from "./leader-work.js";
+import type { ManagerOptions } from "./manager-options.js";
+import { ManagerServers } from "./manager-servers.js";
+import { RingMemberFencedError } from "./ring-member-fenced-error.js";
+import { controllerMode } from "./controller-mode.js";
 import { requireOperatorName } from "../config/require-operator-name.js";
 
-type AnyDefinition = ControllerDefinition<KubeObject>;
-type PendingController =
-  | { readonly type: "class"; readonly plugin: PluginClass<ReconcilerPlugin<never>, never[]> }
-  | {
-      readonly type: "defined";
-      readonly definition: AnyDefinition;
-      readonly reconciler: Reconciler<KubeObject>;
-    };
-type PendingRunnable =
-  | { readonly type: "instance"; readonly runnable: ManagedRunnable; readonly needsLeader: boolean }
-  | { readonly type: "class"; readonly plugin: PluginClass<ManagedRunnable, never[]> };
-
-/** A controller ready to run: its mode and, when sharded, its ring. */
-interface BuiltController {
-  readonly controller: Controller<KubeObject>;
-  readonly mode: ManagerConfig["mode"];
-  readonly ring: ControllerRing<KubeObject> | undefined;
-}
+/** Starts a long-running part of the run: when it fails, the manager stops. */
+type Watch = (name: string, promise: Promise<unknown>) => void;
 
 /**
  * Runs an operator's controllers and runnables over one inversify container
- * (see {@link Tokens} for what it binds). Built with `Manager.create()`
- * (in create-manager.ts), given reconcilers with {@link Manager.register} or
- * {@link Manager.controller}, and run with {@link Manager.run}:
+ * (see {@link Tokens} for what it binds). Built with `Manager.create()`,
+ * given reconcilers with {@link Manager.register} or
+ * {@link Manager.controller} (and the services they inject with
+ * {@link Manager.provide}), and run with {@link Manager.run}:
  *
  * - controllers in `leader` mode reconcile only on the replica holding the
  *   Lease `<config.leaderElection.leaseName>`; the others keep their caches
@@ -76,13 +48,12 @@ export class Manager implements Runnable, Syncable {
   readonly config: ManagerConfig;
   /** The `/healthz` and `/readyz` checks; add your own before `run`. */
   readonly health = new HealthChecks();
-  private readonly pendingControllers: PendingController[] = [];
-  private readonly pendingRunnables: PendingRunnable[] = [];
+  private readonly plugins: PluginRegistry;
+  private readonly servers = new ManagerServers();
   private state: "new" | "running" | "stopped" = "new";
   private synced = false;
   /** Releases what the run registered (gauges) once it stopped. */
   private readonly closers: Array<() => void> = [];
-  private servers: { health?: EndpointServer; metrics?: EndpointServer } = {};
   private readonly syncWaiters = new Set<(synced: boolean) => void>();
 
   /**
@@ -127,6 +98,7 @@ export class Manager implements Runnable, Syncable {
   ) {
     this.container = container;
     this.config = config;
+    this.plugins = new PluginRegistry(container);
   }
 
   /**
@@ -159,8 +131,8 @@ export class Manager implements Runnable, Syncable {
    */
   async endpoints(): Promise<{ health: AddressInfo | undefined; metrics: AddressInfo | undefined }> {
     return {
-      health: await this.servers.health?.listening(),
-      metrics: await this.servers.metrics?.listening(),
+      health: await this.servers.listening("health"),
+      metrics: await this.servers.listening("metrics"),
     };
   }
 
@@ -170,8 +142,38 @@ export class Manager implements Runnable, Syncable {
   }
 
   /**
+   * Binds a value of your own under `token` (made with `token<T>(name)`) for
+   * your plugins to inject: list the token in a class's `static inject` and
+   * `provide` it before `run`. Throws if `token` is bound already (a default
+   * of {@link Tokens}, or an earlier `provide`): {@link Manager.rebind}
+   * replaces a binding.
+   *
+   * ```ts
+   * const Ledger = token<Ledger>("my-operator.Ledger");
+   * class Audit implements ManagedRunnable {
+   *   static readonly inject = [Ledger] as const;
+   *   constructor(private readonly ledger: Ledger) {}
+   *   async run(signal: AbortSignal) { ... }
+   * }
+   * manager.provide(Ledger, new Ledger()).register(Audit);
+   * ```
+   */
+  provide<T>(token: Token<T>, value: T): this {
+    this.assertNew("provide");
+    if (this.container.isBound(token)) {
+      throw new Error(
+        `manager.provide(${token.description ?? "token"}): the token is bound already; ` +
+          `use manager.rebind(token, value) to replace a binding`,
+      );
+    }
+    this.container.bind<T>(token).toConstantValue(value);
+    return this;
+  }
+
+  /**
    * Replaces what `token` is bound to (a test swaps the clock, a client, the
    * logger). Only before `run`: services already built keep what they got.
+   * To bind a token of your own, use {@link Manager.provide}.
    */
   rebind<T>(token: Token<T>, value: T): this {
     this.assertNew("rebind");
@@ -185,7 +187,8 @@ export class Manager implements Runnable, Syncable {
    * `controller(on)`), a runnable class or instance (`needsLeader` says
    * whether it runs only on the leader; default true), or an inversify
    * `ContainerModule` (its bindings join the container, e.g. to provide
-   * services the reconcilers inject).
+   * services the reconcilers inject). A class's `static inject` tokens must
+   * be bound by `run`: {@link Manager.provide} binds one of your own.
    */
   register<P extends readonly unknown[]>(plugin: Plugin<P>): this {
     this.assertNew("register");
@@ -194,30 +197,7 @@ export class Manager implements Runnable, Syncable {
       return this;
     }
     if (typeof plugin === "function") {
-      const cls = plugin as unknown as PluginClass<object, never[]>;
-      this.bindClass(cls);
-      const prototype = cls.prototype as Record<string, unknown>;
-      if (typeof prototype["reconcile"] === "function") {
-        if (typeof prototype["controller"] !== "function") {
-          throw new TypeError(
-            `${plugin.name}: a reconciler plugin needs a controller(on) method returning on.for(kind)...; ` +
-              `or declare it with manager.controller().for(kind).complete(reconciler)`,
-          );
-        }
-        this.pendingControllers.push({
-          type: "class",
-          plugin: cls as PluginClass<ReconcilerPlugin<never>, never[]>,
-        });
-      } else if (typeof prototype["run"] === "function") {
-        this.pendingRunnables.push({
-          type: "class",
-          plugin: cls as PluginClass<ManagedRunnable, never[]>,
-        });
-      } else {
-        throw new TypeError(
-          `${plugin.name}: not a plugin: a class must have reconcile() and controller() (a reconciler) or run(signal) (a runnable)`,
-        );
-      }
+      this.plugins.addClass(plugin as unknown as PluginClass<object, never[]>);
       return this;
     }
     if (plugin !== null && typeof plugin === "object" && typeof plugin.run === "function") {
@@ -231,7 +211,7 @@ export class Manager implements Runnable, Syncable {
   /** Adds a runnable: `needsLeader` (default true) runs it only while this replica leads. */
   add(runnable: Runnable<unknown>, options: { needsLeader?: boolean } = {}): this {
     this.assertNew("add");
-    this.pendingRunnables.push({ type: "instance", runnable, needsLeader: options.needsLeader ?? true });
+    this.plugins.addRunnable(runnable, options.needsLeader ?? true);
     return this;
   }
 
@@ -242,24 +222,23 @@ export class Manager implements Runnable, Syncable {
   controller(): ControllerBuilder {
     this.assertNew("controller");
     return new ControllerBuilder((definition, reconciler) => {
-      this.pendingControllers.push({
-        type: "defined",
-        definition: definition,
-        reconciler: reconciler,
-      });
+      this.plugins.addController({ definition, reconciler });
     });
   }
 
   /**
    * Runs until `signal` aborts, then shuts down gracefully and resolves.
-   * Rejects when start-up fails (a kind the server does not serve, caches
-   * that do not sync in time), when a runnable fails, or when leadership is
-   * lost ({@link LeaderElectionLostError}) or a sharded controller's ring
-   * member fences itself ({@link RingMemberFencedError}); everything started
-   * is stopped first.
+   * Rejects before starting anything when a plugin's `static inject` names a
+   * token nothing binds ({@link UnboundTokenError}: the plugin, the position,
+   * and `manager.provide`). Rejects when start-up fails (a kind the server
+   * does not serve, caches that do not sync in time), when a runnable fails,
+   * or when leadership is lost ({@link LeaderElectionLostError}) or a sharded
+   * controller's ring member fences itself ({@link RingMemberFencedError});
+   * everything started is stopped first.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.assertNew("run");
+    this.plugins.checkInjections();
     this.state = "running";
     const logger = withFields(this.get(Tokens.Logger), { component: "manager" });
     const stop = new AbortController();
@@ -272,7 +251,7 @@ export class Manager implements Runnable, Syncable {
     if (signal.aborted) stop.abort(signal.reason);
     else signal.addEventListener("abort", onAbort, { once: true });
     const running: Promise<unknown>[] = [];
-    const watch = (name: string, promise: Promise<unknown>): void => {
+    const watch: Watch = (name, promise) => {
       running.push(
         promise.catch((error: unknown) => {
           logger.error(`${name} failed; stopping the manager`, { error });
@@ -292,33 +271,75 @@ export class Manager implements Runnable, Syncable {
     logger.info("manager: stopping", { reason: String(toError(stop.signal.reason).message) });
     await Promise.all(running);
     signal.removeEventListener("abort", onAbort);
-    this.state = "stopped";
-    for (const done of [...this.syncWaiters]) done(false);
-    await this.flushDefaults();
-    for (const close of this.closers.splice(0)) close();
+    await this.stopped();
     logger.info("manager: stopped");
     if (failure !== undefined) throw failure;
   }
 
-  private async start(
-    signal: AbortSignal,
-    logger: Logger,
-    watch: (name: string, promise: Promise<unknown>) => void,
-    fail: (error: unknown) => void,
-  ): Promise<void> {
-    const config = this.config;
-    const definitions = this.controllerDefinitions();
+  /**
+   * The start-up order: servers, controllers built, informers and rings
+   * running, caches synced; then the workers of every-replica and sharded
+   * controllers and the runnables that need no leader; then the leader work.
+   */
+  private async start(signal: AbortSignal, logger: Logger, watch: Watch, fail: (error: unknown) => void) {
+    const declarations = [...this.plugins.controllerDeclarations()];
+    // Before anything starts: an unnamed operator must not take the default name's Leases and rings.
     requireOperatorName(
-      config,
-      definitions.map(({ definition }) => ({
+      this.config,
+      declarations.map(({ definition }) => ({
         name: definition.name,
-        mode: controllerMode(config, definition),
+        mode: controllerMode(this.config, definition),
       })),
     );
-    for (const runnable of this.startupRunnables()) watch(runnable.name, runnable.run(signal));
-    const built = await this.buildControllers(definitions, signal);
+    this.startServers(signal, watch);
     const factory = this.get(Tokens.InformerFactory);
+    const built = await new ControllerFactory(this.container, this.config, (close) =>
+      this.closers.push(close),
+    ).build(declarations, signal);
     watch("informers", factory.run(signal));
+    this.startRings(built, signal, watch, fail);
+    for (const { controller } of built) controller.watch();
+    wireHealthChecks(this.health, factory, built);
+    if (!(await this.syncCaches(factory, built, signal))) return;
+    logger.info("manager: caches synced", { controllers: built.map((b) => b.controller.name) });
+    for (const { controller, ring } of built.filter((b) => b.mode !== "leader")) {
+      watch(
+        `controller ${controller.name}`,
+        controller.work(signal, ring ? { abortInFlight: ring.fenced } : {}),
+      );
+    }
+    const runnables = this.plugins.registeredRunnables();
+    for (const { runnable, name } of runnables.filter((r) => !r.needsLeader))
+      watch(name, runnable.run(signal));
+    this.synced = true;
+    for (const done of [...this.syncWaiters]) done(true);
+    const leaderControllers = built.filter((b) => b.mode === "leader");
+    const leaderRunnables = runnables.filter((r) => r.needsLeader);
+    if (leaderControllers.length > 0 || leaderRunnables.length > 0) {
+      watch("leader election", this.leaderWork(leaderControllers, leaderRunnables, logger, fail).run(signal));
+    }
+  }
+
+  /** The probe and metrics servers, as configured: they run from start to stop, leader or not. */
+  private startServers(signal: AbortSignal, watch: Watch): void {
+    this.servers.addConfigured({
+      config: this.config,
+      health: this.health,
+      logger: withFields(this.get(Tokens.Logger), { component: "endpoints" }),
+      prometheus: () => this.get(Tokens.Metrics),
+      clock: () => this.get(Tokens.Clock),
+      transport: () => this.get(Transport),
+    });
+    for (const { name, runnable } of this.servers.runnables()) watch(name, runnable.run(signal));
+  }
+
+  /** Runs each sharded controller's ring; a member that fences itself stops the manager. */
+  private startRings(
+    built: readonly BuiltController[],
+    signal: AbortSignal,
+    watch: Watch,
+    fail: (error: unknown) => void,
+  ): void {
     for (const { ring, controller } of built) {
       if (!ring) continue;
       watch(`ring ${controller.name}`, ring.run(signal));
@@ -330,365 +351,45 @@ export class Manager implements Runnable, Syncable {
         { once: true },
       );
     }
-    for (const { controller } of built) controller.watch();
-    this.health.addHealthCheck("watches", () => {
-      const informers = [...factory.informers, ...built.flatMap((b) => (b.ring ? [b.ring.informer] : []))];
-      for (const informer of informers) {
-        const health = informer.health();
-        if (!health.healthy)
-          return { ok: false, reason: health.reason ?? `informer ${informer.name} is deaf` };
-      }
-      return { ok: true };
-    });
-    this.health.addReadyCheck("informers", () =>
-      factory.hasSynced() ? { ok: true } : { ok: false, reason: "informers have not synced" },
-    );
-    for (const { controller, ring } of built) {
-      this.health.addReadyCheck(`controller ${controller.name}`, () =>
-        controller.hasSynced() || ring !== undefined
-          ? { ok: true }
-          : { ok: false, reason: `controller ${controller.name}: caches have not synced` },
-      );
-      if (ring) {
-        this.health.addReadyCheck(`ring ${ring.member.identity}`, () =>
-          ring.member.fence.aborted
-            ? { ok: false, reason: `ring member ${ring.member.identity} is fenced` }
-            : { ok: true },
-        );
-      }
-      this.health.addHealthCheck(`controller ${controller.name} workers`, () => {
-        const stuck = controller.stuckReconciles();
-        return stuck.length === 0
-          ? { ok: true }
-          : {
-              ok: false,
-              reason: `controller ${controller.name}: ${stuck.map((s) => `${s.key} running ${Math.round(s.runningMs)} ms`).join(", ")} past the reconcile timeout`,
-            };
-      });
-    }
-    // Caches of unsharded controllers first: a reconcile must not see a partial cache.
-    await factory.requireSync(signal, config.cache.syncTimeoutMs);
+  }
+
+  /** Waits for the caches of unsharded controllers (a reconcile must not see a partial cache); false once `signal` aborted. */
+  private async syncCaches(
+    factory: SharedInformerFactory,
+    built: readonly BuiltController[],
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    await factory.requireSync(signal, this.config.cache.syncTimeoutMs);
     await Promise.all(
       built.map(({ controller, ring }) => (ring ? Promise.resolve(true) : controller.waitForSync(signal))),
     );
-    if (signal.aborted) return;
-    logger.info("manager: caches synced", { controllers: built.map((b) => b.controller.name) });
-
-    const leaderControllers = built.filter((b) => b.mode === "leader");
-    for (const { controller, ring } of built.filter((b) => b.mode !== "leader")) {
-      watch(
-        `controller ${controller.name}`,
-        controller.work(signal, ring ? { abortInFlight: ring.fenced } : {}),
-      );
-    }
-    const leaderRunnables = this.runnables().filter((r) => r.needsLeader);
-    for (const { runnable, name } of this.runnables().filter((r) => !r.needsLeader)) {
-      watch(name, runnable.run(signal));
-    }
-    this.synced = true;
-    for (const done of [...this.syncWaiters]) done(true);
-    if (leaderControllers.length === 0 && leaderRunnables.length === 0) return;
-    const lease = config.leaderElection.leaseName;
-    // The Lease outlives the leader's work: on shutdown the elector keeps renewing until the
-    // leader controllers have drained, then releases. Stopping it with the manager's signal
-    // would stop renewals while reconciles still run, and a standby could take over mid-reconcile.
-    const electorStop = new AbortController();
-    let leaderWork: Promise<unknown> = Promise.resolve();
-    const onShutdown = () => void leaderWork.finally(() => electorStop.abort(signal.reason));
-    if (signal.aborted) onShutdown();
-    else signal.addEventListener("abort", onShutdown, { once: true });
-    const elector = new LeaderElector({
-      ...this.instrumentation(),
-      lock: new LeaseLock({
-        kubeConfig: this.get(Tokens.KubeConfig),
-        namespace: config.namespace,
-        name: lease,
-        identity: config.identity,
-      }),
-      leaseDurationMs: config.leaderElection.leaseDurationMs,
-      renewDeadlineMs: config.leaderElection.renewDeadlineMs,
-      retryPeriodMs: config.leaderElection.retryPeriodMs,
-      releaseOnCancel: true,
-      callbacks: {
-        onStartedLeading: async (leading) => {
-          logger.info("manager: elected leader; starting leader controllers", {
-            lease,
-            identity: config.identity,
-          });
-          // Work stops when leadership ends or the manager stops, whichever comes first. On a
-          // shutdown the elector renews until the work has drained, so `leading` aborts while
-          // reconciles run only when leadership was lost: a standby may take over within
-          // leaseDuration - renewDeadline, so they are aborted at once rather than drained.
-          const working = AbortSignal.any([leading, signal]);
-          leaderWork = Promise.all([
-            ...leaderControllers.map(({ controller }) =>
-              controller.work(working, { abortInFlight: leading }),
-            ),
-            ...leaderRunnables.map(({ runnable, name }) =>
-              runnable.run(working).catch((error: unknown) => {
-                logger.error(`${name} failed; stopping the manager`, { error });
-                fail(error);
-              }),
-            ),
-          ]);
-          await leaderWork;
-        },
-        onStoppedLeading: () => {
-          if (!signal.aborted)
-            fail(new LeaderElectionLostError(`${config.namespace}/${lease}`, "renewal failed"));
-        },
-      },
-    });
-    this.health.addHealthCheck("leader election", () => {
-      const h = elector.health();
-      return h.healthy ? { ok: true } : { ok: false, reason: h.reason ?? "unhealthy" };
-    });
-    watch("leader election", elector.run(electorStop.signal));
+    return !signal.aborted;
   }
 
-  /** The probe and metrics servers, as configured: they run from start to stop, leader or not. */
-  private startupRunnables(): Array<{ name: string; run: (signal: AbortSignal) => Promise<unknown> }> {
-    const logger = withFields(this.get(Tokens.Logger), { component: "endpoints" });
-    const health = parseBindAddress(this.config.healthBindAddress, "healthBindAddress");
-    const metrics = parseBindAddress(this.config.metricsBindAddress, "metricsBindAddress");
-    if (health) {
-      const probe =
-        (kind: "healthz" | "readyz") => async (_req: IncomingMessage, res: ServerResponse, url: URL) => {
-          const only = url.pathname.slice(kind.length + 2) || undefined;
-          const answer = await this.health.probe(kind, {
-            verbose: url.searchParams.has("verbose"),
-            ...(only !== undefined ? { only: decodeURIComponent(only) } : {}),
-          });
-          res.writeHead(answer.status, { "Content-Type": "text/plain; charset=utf-8" }).end(answer.body);
-        };
-      this.servers.health = new EndpointServer({
-        name: "health probes",
-        address: health,
-        logger,
-        routes: new Map([
-          ["/healthz", probe("healthz")],
-          ["/readyz", probe("readyz")],
-        ]),
-      });
-    }
-    if (metrics) {
-      const prometheus = this.get(Tokens.Metrics);
-      this.servers.metrics = new EndpointServer({
-        name: "metrics",
-        address: metrics,
-        logger,
-        ...this.metricsServing(metrics, logger),
-        routes: new Map([
-          [
-            "/metrics",
-            this.metricsFilter(logger)((req: IncomingMessage, res: ServerResponse) =>
-              prometheus.handle(req, res),
-            ),
-          ],
-        ]),
-      });
-    }
-    return Object.entries(this.servers).map(([name, server]) => ({
-      name: `${name} server`,
-      run: (signal: AbortSignal) => server.run(signal),
-    }));
-  }
-
-  /** The metrics server's certificate when `config.metrics.secure`: the files given, else a self-signed one. */
-  private metricsServing(address: BindAddress, logger: Logger): { tls?: ServingCertificate } {
-    const { secure, certFile, keyFile } = this.config.metrics;
-    if (!secure) return {};
-    if (certFile !== undefined && keyFile !== undefined) {
-      return { tls: readServingCertificate(certFile, keyFile) };
-    }
-    const bound =
-      address.host !== undefined && !["0.0.0.0", "::"].includes(address.host) ? [address.host] : [];
-    const hosts = [...new Set(["localhost", "127.0.0.1", "::1", hostname(), ...bound])];
-    logger.info(
-      "metrics: serving a self-signed certificate; give metrics.certFile and keyFile to use your own",
-      {
-        hosts,
-      },
-    );
-    return { tls: selfSignedCertificate({ hosts, clock: this.get(Tokens.Clock) }) };
-  }
-
-  /** Authentication and authorization of scrapes through the API server when `config.metrics.auth`. */
-  private metricsFilter(logger: Logger): (handler: EndpointHandler) => EndpointHandler {
-    if (!this.config.metrics.auth) return (handler) => handler;
-    if (!this.config.metrics.secure) {
-      logger.warn(
-        "metrics: auth is on without secure: scrapers' bearer tokens cross the network in clear text",
-      );
-    }
-    // The API client's own connection and credentials: the operator's service account reviews.
-    const transport = this.get(Transport);
-    const clock = this.get(Tokens.Clock);
-    const authenticator = new TokenReviewAuthenticator({ transport, clock });
-    const authorizer = new SubjectAccessReviewAuthorizer({ transport, clock });
-    return (handler) => withAuthenticationAndAuthorization(handler, { authenticator, authorizer, logger });
-  }
-
-  private runnables(): Array<{ runnable: Runnable<unknown>; needsLeader: boolean; name: string }> {
-    return this.pendingRunnables.map((pending) => {
-      if (pending.type === "instance") {
-        return {
-          runnable: pending.runnable,
-          needsLeader: pending.needsLeader,
-          name: runnableName(pending.runnable),
-        };
-      }
-      const runnable = this.container.get<ManagedRunnable>(
-        pending.plugin as ServiceIdentifier<ManagedRunnable>,
-      );
-      return { runnable, needsLeader: runnable.needsLeader ?? true, name: pending.plugin.name };
+  private leaderWork(
+    controllers: readonly BuiltController[],
+    runnables: readonly RegisteredRunnable[],
+    logger: Logger,
+    fail: (error: unknown) => void,
+  ): LeaderWork {
+    return new LeaderWork({
+      config: this.config,
+      kubeConfig: this.get(Tokens.KubeConfig),
+      instrumentation: containerInstrumentation(this.container),
+      logger,
+      health: this.health,
+      controllers,
+      runnables,
+      fail,
     });
   }
 
-  /** Each controller's declaration and reconciler, in registration order; names must differ. */
-  private controllerDefinitions(): Array<{ definition: AnyDefinition; reconciler: Reconciler<KubeObject> }> {
-    const definitions: Array<{ definition: AnyDefinition; reconciler: Reconciler<KubeObject> }> = [];
-    const names = new Set<string>();
-    for (const pending of this.pendingControllers) {
-      let definition: AnyDefinition;
-      let reconciler: Reconciler<KubeObject>;
-      if (pending.type === "class") {
-        const instance = this.container.get<ReconcilerPlugin<KubeObject>>(
-          pending.plugin as ServiceIdentifier<ReconcilerPlugin<KubeObject>>,
-        );
-        definition = instance.controller(new ControllerBuilder()).build();
-        reconciler = instance;
-      } else {
-        ({ definition, reconciler } = pending);
-      }
-      if (names.has(definition.name)) {
-        throw new Error(
-          `two controllers are named "${definition.name}": name one with .named("...") in its declaration`,
-        );
-      }
-      names.add(definition.name);
-      definitions.push({ definition, reconciler });
-    }
-    return definitions;
-  }
-
-  private async buildControllers(
-    definitions: ReadonlyArray<{ definition: AnyDefinition; reconciler: Reconciler<KubeObject> }>,
-    signal: AbortSignal,
-  ): Promise<BuiltController[]> {
-    const built: BuiltController[] = [];
-    for (const { definition, reconciler } of definitions) {
-      built.push(await this.buildController(definition, reconciler, signal));
-    }
-    return built;
-  }
-
-  private async buildController(
-    definition: AnyDefinition,
-    reconciler: Reconciler<KubeObject>,
-    signal: AbortSignal,
-  ): Promise<BuiltController> {
-    const config = this.config;
-    const mode = controllerMode(config, definition);
-    const overrides = config.controllers[definition.name] ?? {};
-    const primaryResource = await this.resolve(definition.for, signal);
-    const factory = this.get(Tokens.InformerFactory);
-    let ring: ControllerRing<KubeObject> | undefined;
-    let primary: SharedIndexInformer<KubeObject>;
-    const ringName = `${config.sharding.ring}-${definition.name}`;
-    if (mode === "sharded") {
-      ring = new ControllerRing({
-        ...this.instrumentation(),
-        kubeConfig: this.get(Tokens.KubeConfig),
-        namespace: config.namespace,
-        ring: ringName,
-        identity: config.identity,
-        resource: primaryResource,
-        slots: config.sharding.slots,
-        compression: config.compression,
-        wire: config.wire,
-        durations: {
-          leaseDurationMs: config.leaderElection.leaseDurationMs,
-          renewDeadlineMs: config.leaderElection.renewDeadlineMs,
-          retryPeriodMs: config.leaderElection.retryPeriodMs,
-        },
-      });
-      primary = ring.informer;
-    } else {
-      primary = factory.informerFor(primaryResource);
-    }
-    const sources: ControllerSource[] = [
-      { informer: primary, toRequests: enqueueForObject(), predicates: definition.predicates },
-    ];
-    for (const secondary of definition.watches) {
-      const resource = await this.resolve(secondary.kind, signal);
-      sources.push({
-        informer: factory.informerFor(resource),
-        toRequests:
-          secondary.map.type === "owner" ? enqueueForOwner(primaryResource) : secondary.map.toRequests,
-        predicates: secondary.predicates,
-      });
-    }
-    const controller = new Controller<KubeObject>({
-      ...this.instrumentation(),
-      name: definition.name,
-      primary,
-      sources,
-      reconciler,
-      concurrency: overrides.concurrency ?? definition.options.concurrency ?? 1,
-      reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
-      drainTimeoutMs: config.shutdown.drainTimeoutMs,
-      ...(definition.options.rateLimiter ? { rateLimiter: definition.options.rateLimiter } : {}),
-      ...(ring ? { admit: ring.admit, track: (key: string) => ring.track(key) } : {}),
-    });
-    if (ring) {
-      const backlog = new RingBacklogMetrics(
-        this.get(Tokens.Meter),
-        ringName,
-        config.identity,
-        controller.queue,
-      );
-      this.closers.push(() => backlog.close());
-    }
-    return { controller, mode, ring };
-  }
-
-  private async resolve(kind: Kind, signal: AbortSignal): Promise<Resource> {
-    if (isResource(kind)) return kind;
-    return this.get(Tokens.RestMapper).resourceFor(kind, { signal });
-  }
-
-  private bindClass(plugin: PluginClass<object, never[]>): void {
-    const id = plugin as unknown as ServiceIdentifier<object>;
-    if (this.container.isBound(id)) return;
-    const tokens = plugin.inject;
-    if (tokens !== undefined) {
-      if (!Array.isArray(tokens)) throw new TypeError(`${plugin.name}.inject must be an array of tokens`);
-      this.container
-        .bind(id)
-        .toDynamicValue((context) => new plugin(...tokens.map((t: symbol) => context.get<never>(t))))
-        .inSingletonScope();
-      return;
-    }
-    if (plugin.length > 0) {
-      // Without `static inject` inversify needs its own decorator metadata; say how to give it either way.
-      this.container.bind(id).toSelf().inSingletonScope();
-      return;
-    }
-    this.container
-      .bind(id)
-      .toDynamicValue(() => new plugin())
-      .inSingletonScope();
-  }
-
-  private instrumentation() {
-    return {
-      clock: this.get(Tokens.Clock),
-      random: this.get(Tokens.Random),
-      logger: this.get(Tokens.Logger),
-      meter: this.get(Tokens.Meter),
-      tracer: this.get(Tokens.Tracer),
-    };
+  /** Marks the run stopped and releases what it held. */
+  private async stopped(): Promise<void> {
+    this.state = "stopped";
+    for (const done of [...this.syncWaiters]) done(false);
+    await this.flushDefaults();
+    for (const close of this.closers.splice(0)) close();
   }
 
   private assertNew(what: string): void {
@@ -698,9 +399,4 @@ export class Manager implements Runnable, Syncable {
       );
     }
   }
-}
-
-function runnableName(runnable: Runnable<unknown>): string {
-  const name = (runnable as { name?: unknown }).name;
-  return typeof name === "string" ? name : (runnable.constructor?.name ?? "runnable");
 }

@@ -23,7 +23,8 @@ export function token<T>(description: string): Token<T> {
 /**
  * What the manager binds in its container, one token per service. A test
  * swaps any of them before `run` (`manager.rebind(Tokens.Clock, fake)`);
- * a reconciler lists the ones it needs in `static inject`.
+ * a reconciler lists the ones it needs in `static inject`. A token of your
+ * own (`token<T>(name)`) is bound with `manager.provide(token, value)`.
  */
 export const Tokens = Object.freeze({
   /** The manager's validated configuration. */

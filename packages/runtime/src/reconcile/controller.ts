@@ -27,7 +27,7 @@ import type { MapToRequests } from "../handler/event-handler.js";
 import { admits, type Predicate } from "../predicate/predicate.js";
 import { ControllerMetrics, isPanic } from "./controller-metrics.js";
 import type { Reconciler, ReconcileContext } from "./reconciler.js";
-import { requestFromKey } from "./request.js";
+import { requestFromKey, requestKey } from "./request.js";
 
 /** One informer feeding the controller's queue, and how its objects become requests. */
 export interface ControllerSource {
@@ -185,8 +185,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   private handlerFor(source: ControllerSource) {
     const enqueue = (object: KubeObject, initial: boolean): void => {
       for (const request of source.toRequests(object)) {
-        if (this.options.admit && !this.options.admit(request.key)) continue;
-        this.queue.add(request.key, { priority: initial ? LOW_PRIORITY : NORMAL_PRIORITY });
+        const key = requestKey(request);
+        if (this.options.admit && !this.options.admit(key)) continue;
+        this.queue.add(key, { priority: initial ? LOW_PRIORITY : NORMAL_PRIORITY });
       }
     };
     const pass = (event: Parameters<typeof admits>[1]): boolean =>

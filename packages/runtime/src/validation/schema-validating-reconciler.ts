@@ -4,7 +4,7 @@ import type { EventRecorder } from "../client/event-recorder.js";
 import { setCondition, type Condition } from "../helpers/conditions.js";
 import { applyStatusIfChanged } from "../helpers/status.js";
 import type { Reconciler, ReconcileContext, ReconcileFunction } from "../reconcile/reconciler.js";
-import type { Request } from "../reconcile/request.js";
+import { requestKey, type Request } from "../reconcile/request.js";
 import type { Result } from "../reconcile/result.js";
 import type { CrdSchemaValidator } from "./crd-schema-validator.js";
 
@@ -93,7 +93,7 @@ export function validatingReconciler<T extends KubeObject>(
           action: "Validate",
           note: message,
         });
-        ctx.logger.warn("object breaks its schema; not reconciled", { key: request.key, violations });
+        ctx.logger.warn("object breaks its schema; not reconciled", { key: requestKey(request), violations });
         return undefined;
       }
       return reconcile(request, ctx);

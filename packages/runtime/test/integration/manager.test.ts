@@ -14,7 +14,7 @@ import { ContainerModule } from "inversify";
 import { CapturingLogger } from "@tessera/core/testing";
 import { Leases } from "@tessera/client";
 import { ApiClient, Manager, Tokens, type ManagerConfigInput } from "../../src/index.js";
-import { LeaderElectionLostError, RingMemberFencedError } from "../../src/controller.js";
+import { LeaderElectionLostError, requestKey, RingMemberFencedError } from "../../src/controller.js";
 import { LedgerToken, WidgetReconciler, Widgets, nowMicros, type ReconcileRecord } from "./widget.js";
 import {
   createNamespace,
@@ -385,7 +385,7 @@ describe("Manager (in process, real API server)", function () {
             gated = true;
             await gate;
           }
-          seen.push({ member: identity, key: request.key, found, start, end: nowMicros() });
+          seen.push({ member: identity, key: requestKey(request), found, start, end: nowMicros() });
         });
       const stop = new AbortController();
       const running = manager.run(stop.signal);

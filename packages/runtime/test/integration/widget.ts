@@ -12,6 +12,7 @@ import {
   type ReconcilerPlugin,
   type Request,
 } from "../../src/index.js";
+import { requestKey } from "../../src/controller.js";
 
 export interface Widget extends KubeObject {
   metadata?: KubeObject["metadata"] & { generation?: number };
@@ -106,7 +107,7 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
 
   async reconcile(request: Request, ctx: ReconcileContext<Widget>): Promise<void> {
     const start = nowMicros();
-    this.ledger.started(request.key, start);
+    this.ledger.started(requestKey(request), start);
     const widget = ctx.current();
     let failure: string | undefined;
     try {
@@ -149,7 +150,7 @@ export class WidgetReconciler implements ReconcilerPlugin<Widget> {
       throw error;
     } finally {
       this.ledger.finished({
-        key: request.key,
+        key: requestKey(request),
         generation: widget?.metadata?.generation,
         start,
         end: nowMicros(),

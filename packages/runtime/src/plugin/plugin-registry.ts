@@ -1,0 +1,154 @@
+import type { Container, ServiceIdentifier } from "inversify";
+import type { Runnable } from "@tessera/core";
+import type { KubeObject } from "@tessera/client";
+import { ControllerBuilder, type ControllerDefinition } from "../builder/controller-builder.js";
+import type { Reconciler } from "../reconcile/reconciler.js";
+import type { ManagedRunnable, PluginClass, ReconcilerPlugin } from "./plugin.js";
+import { UnboundTokenError } from "./unbound-token-error.js";
+
+/** A controller's declaration and its reconciler, as the manager builds it. */
+export interface ControllerDeclaration {
+  readonly definition: ControllerDefinition<KubeObject>;
+  readonly reconciler: Reconciler<KubeObject>;
+}
+
+/** A runnable the manager runs, with whether it waits for the Lease and its name for logs. */
+export interface RegisteredRunnable {
+  readonly runnable: Runnable<unknown>;
+  readonly needsLeader: boolean;
+  readonly name: string;
+}
+
+type AnyClass = PluginClass<object, never[]>;
+type PendingController =
+  | { readonly type: "class"; readonly plugin: PluginClass<ReconcilerPlugin<never>, never[]> }
+  | ({ readonly type: "defined" } & ControllerDeclaration);
+type PendingRunnable =
+  | { readonly type: "instance"; readonly runnable: ManagedRunnable; readonly needsLeader: boolean }
+  | { readonly type: "class"; readonly plugin: PluginClass<ManagedRunnable, never[]> };
+
+/**
+ * The plugins registered with a manager and their injection: each class is
+ * bound in the container as a singleton built from its `static inject`
+ * tokens (or inversify's decorators); instances and declared controllers are
+ * kept as given. Resolved once, when the manager runs.
+ */
+export class PluginRegistry {
+  private readonly controllers: PendingController[] = [];
+  private readonly runnables: PendingRunnable[] = [];
+  private readonly classes: AnyClass[] = [];
+
+  constructor(private readonly container: Container) {}
+
+  /** Binds a reconciler or runnable class; throws a TypeError naming the class when it is neither. */
+  addClass(cls: AnyClass): void {
+    this.bindClass(cls);
+    const prototype = cls.prototype as Record<string, unknown>;
+    if (typeof prototype["reconcile"] === "function") {
+      if (typeof prototype["controller"] !== "function") {
+        throw new TypeError(
+          `${cls.name}: a reconciler plugin needs a controller(on) method returning on.for(kind)...; ` +
+            `or declare it with manager.controller().for(kind).complete(reconciler)`,
+        );
+      }
+      this.controllers.push({ type: "class", plugin: cls as PluginClass<ReconcilerPlugin<never>, never[]> });
+    } else if (typeof prototype["run"] === "function") {
+      this.runnables.push({ type: "class", plugin: cls as PluginClass<ManagedRunnable, never[]> });
+    } else {
+      throw new TypeError(
+        `${cls.name}: not a plugin: a class must have reconcile() and controller() (a reconciler) or run(signal) (a runnable)`,
+      );
+    }
+  }
+
+  addRunnable(runnable: Runnable<unknown>, needsLeader: boolean): void {
+    this.runnables.push({ type: "instance", runnable, needsLeader });
+  }
+
+  addController(declaration: ControllerDeclaration): void {
+    this.controllers.push({ type: "defined", ...declaration });
+  }
+
+  /**
+   * Throws an {@link UnboundTokenError} for the first `static inject` token
+   * of a registered class that nothing binds: the manager calls it before it
+   * starts anything.
+   */
+  checkInjections(): void {
+    for (const cls of this.classes) {
+      const tokens = (cls.inject ?? []) as readonly unknown[];
+      tokens.forEach((token, index) => {
+        if (typeof token !== "symbol") {
+          throw new UnboundTokenError(cls.name, index, `${String(token)}: not a token; an import cycle?`);
+        }
+        if (!this.container.isBound(token)) {
+          throw new UnboundTokenError(cls.name, index, token.description ?? token.toString());
+        }
+      });
+    }
+  }
+
+  /**
+   * Every controller declared, in order; a class plugin is built from the
+   * container when its turn comes (lazily, so a controller's build may fail
+   * before the next reconciler is constructed).
+   */
+  *controllerDeclarations(): Generator<ControllerDeclaration> {
+    for (const pending of this.controllers) {
+      if (pending.type === "defined") {
+        yield pending;
+        continue;
+      }
+      const instance = this.container.get<ReconcilerPlugin<KubeObject>>(
+        pending.plugin as ServiceIdentifier<ReconcilerPlugin<KubeObject>>,
+      );
+      yield { definition: instance.controller(new ControllerBuilder()).build(), reconciler: instance };
+    }
+  }
+
+  /** Every runnable registered, its class plugins built from the container. */
+  registeredRunnables(): RegisteredRunnable[] {
+    return this.runnables.map((pending) => {
+      if (pending.type === "instance") {
+        return {
+          runnable: pending.runnable,
+          needsLeader: pending.needsLeader,
+          name: runnableName(pending.runnable),
+        };
+      }
+      const runnable = this.container.get<ManagedRunnable>(
+        pending.plugin as ServiceIdentifier<ManagedRunnable>,
+      );
+      return { runnable, needsLeader: runnable.needsLeader ?? true, name: pending.plugin.name };
+    });
+  }
+
+  private bindClass(plugin: AnyClass): void {
+    const id = plugin as unknown as ServiceIdentifier<object>;
+    if (this.container.isBound(id)) return;
+    const tokens = plugin.inject;
+    if (tokens !== undefined) {
+      if (!Array.isArray(tokens)) throw new TypeError(`${plugin.name}.inject must be an array of tokens`);
+      this.classes.push(plugin);
+      this.container
+        .bind(id)
+        .toDynamicValue((context) => new plugin(...tokens.map((t: symbol) => context.get<never>(t))))
+        .inSingletonScope();
+      return;
+    }
+    if (plugin.length > 0) {
+      // Without `static inject` inversify needs its own decorator metadata; say how to give it either way.
+      this.container.bind(id).toSelf().inSingletonScope();
+      return;
+    }
+    this.container
+      .bind(id)
+      .toDynamicValue(() => new plugin())
+      .inSingletonScope();
+  }
+}
+
+function runnableName(runnable: Runnable<unknown>): string {
+  const name = (runnable as { name?: unknown }).name;
+  return typeof name === "string" ? name : (runnable.constructor?.name ?? "runnable");
+}

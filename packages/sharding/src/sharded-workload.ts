@@ -1,0 +1,190 @@
+import {
+  resolveInstrumentation,
+  toError,
+  withFields,
+  type Instrumentation,
+  type Logger,
+  type ResolvedInstrumentation,
+  type Runnable,
+} from "@tessera/core";
+import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
+import type { LeaderElectionDurations } from "@tessera/leader-election";
+import { KubeListerWatcher, type Compression } from "@tessera/reflector";
+import type { KubeConfigLike, KubeObject, Resource } from "@tessera/client";
+import { createDequeueGuard } from "./dequeue-guard.js";
+import { InFlightReconciles } from "./in-flight-reconciles.js";
+import { MemberFencedError } from "./member-lease.js";
+import { RingCoordinator } from "./ring-coordinator.js";
+import { ShardedReflector } from "./sharded-reflector.js";
+import { ShardMember } from "./shard-member.js";
+import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
+
+/** Options of a {@link ShardedWorkload}. */
+export interface ShardedWorkloadOptions<T extends KubeObject> extends Instrumentation {
+  kubeConfig: KubeConfigLike;
+  /** Where the ring's Leases and assignment ConfigMap live. */
+  namespace: string;
+  /** The ring's name: the coordinator's Lease, and the prefix of the member Leases and the assignment. */
+  ring: string;
+  /** This replica's name in the ring (a Pod name); unique among the members. */
+  identity: string;
+  /** The kind whose objects are sharded: the workload caches the member's slots of it. */
+  resource: Resource<T>;
+  /** Slots of the ring, a power of two fixed for the ring's life; default 256. */
+  slots?: number;
+  /** Lease timings of the member and the coordinator; default leader-election's (15 s, 10 s, 2 s). */
+  durations?: Partial<LeaderElectionDurations>;
+  /** Offered on the kind's LISTs and WATCHes; default none. */
+  compression?: Compression;
+  /** The kind's wire; default JSON. */
+  wire?: "json" | "protobuf";
+}
+
+/**
+ * One replica's share of a sharded workload, composed safely: a ring member
+ * (its member Lease, the assignment it follows), the ring's coordinator
+ * (elected among the members), and an informer of the kind fed by a
+ * sharded reflector that lists and watches only the member's slots.
+ *
+ * Feed work to a queue from {@link ShardedWorkload.informer}, and:
+ *
+ * - ask {@link ShardedWorkload.admit} before queueing and again at dequeue:
+ *   a key whose object is outside the member's slots (now) is dropped, so a
+ *   slot lost while its keys wait is not worked on;
+ * - call {@link ShardedWorkload.track} when work on a key starts, and the
+ *   function it returns when it ends: a handover waits for the work in
+ *   flight on the lost slots before acknowledging, so no object is worked
+ *   on by two replicas at once;
+ * - stop work at once when {@link ShardedWorkload.fenced} aborts (the
+ *   member could not renew its Lease in time, so its slots may move soon).
+ *
+ * Secondary objects keyed by their owner (`secondaryShardKey`) follow it
+ * through the same guard.
+ */
+export class ShardedWorkload<T extends KubeObject> implements Runnable {
+  /** The kind's objects in this member's slots. */
+  readonly informer: SharedIndexInformer<T>;
+  readonly member: ShardMember;
+  readonly coordinator: RingCoordinator;
+  /** The dequeue guard: true when `key`'s object is in a slot this member holds now. */
+  readonly admit: (key: string) => boolean;
+  private reflector: ShardedReflector<T> | undefined;
+  private readonly inFlight = new InFlightReconciles();
+  private readonly space: SlotSpace;
+  private readonly logger: Logger;
+  private readonly fencedController = new AbortController();
+
+  constructor(options: ShardedWorkloadOptions<T>) {
+    const instrumentation = resolveInstrumentation(options, "@tessera/sharding");
+    this.logger = withFields(instrumentation.logger, { ring: options.ring, member: options.identity });
+    this.space = new SlotSpace(options.slots ?? DEFAULT_SLOT_COUNT);
+    this.informer = this.shardedInformer(options, instrumentation);
+    const ring = {
+      ...instrumentation,
+      kubeConfig: options.kubeConfig,
+      namespace: options.namespace,
+      ring: options.ring,
+      identity: options.identity,
+    };
+    this.member = new ShardMember({
+      ...ring,
+      ...options.durations,
+      onAssignment: ({ active, lost }) => this.reassign(active, lost),
+      // Published on the member Lease for `tessera shards`.
+      report: () => ({
+        objectsCached: this.informer.lister.size,
+        ...(this.reflector?.serverFiltering !== undefined
+          ? { serverFiltering: this.reflector.serverFiltering }
+          : {}),
+      }),
+    });
+    this.member.fence.addEventListener("abort", () => this.onFence(), { once: true });
+    this.coordinator = new RingCoordinator({
+      ...ring,
+      slotCount: this.space.slotCount,
+      ...(options.durations ? { election: options.durations } : {}),
+    });
+    this.admit = createDequeueGuard({
+      space: this.space,
+      field: "object.metadata.uid",
+      ownedSlots: () => this.member.activeSlots,
+      lookup: (key) => this.informer.lister.getByKey(key),
+    });
+  }
+
+  /**
+   * Aborts when the member fences itself (a renewal missed past the renew
+   * deadline), never on a graceful stop: work in flight must then end at
+   * once, before the coordinator may hand the member's slots to others.
+   */
+  get fenced(): AbortSignal {
+    return this.fencedController.signal;
+  }
+
+  /** Records the start of work on `key`; call the result when it ends. */
+  track(key: string): () => void {
+    const uid = this.informer.lister.getByKey(key)?.metadata?.uid;
+    return this.inFlight.begin(uid === undefined ? undefined : this.space.slotOfKey(uid));
+  }
+
+  /** Runs the member, the coordinator and the sharded informer until `signal` aborts; the member hands its slots back on the way out. */
+  async run(signal: AbortSignal): Promise<void> {
+    // The informer outlives the member: leaving the ring evicts the member's
+    // objects through the informer's queue, which must still be open then.
+    const informerStop = new AbortController();
+    let informerError: unknown;
+    const informer = this.informer.run(informerStop.signal).catch((error: unknown) => {
+      informerError = error;
+    });
+    try {
+      await Promise.all([this.member.run(signal), this.coordinator.run(signal)]);
+    } finally {
+      informerStop.abort(signal.reason);
+      await informer;
+    }
+    if (informerError !== undefined) throw toError(informerError);
+  }
+
+  private shardedInformer(
+    options: ShardedWorkloadOptions<T>,
+    instrumentation: ResolvedInstrumentation,
+  ): SharedIndexInformer<T> {
+    const lw = new KubeListerWatcher(options.kubeConfig, options.resource, {
+      ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.wire ? { wire: options.wire } : {}),
+      // The cache strips them below; the decoder need not shape them.
+      stripManagedFields: true,
+    });
+    return new SharedIndexInformer<T>({
+      ...instrumentation,
+      listerWatcher: lw,
+      handle: options.resource,
+      transform: stripManagedFields,
+      source: (store) =>
+        (this.reflector = new ShardedReflector<T>({
+          ...instrumentation,
+          listerWatcher: lw,
+          store,
+          ring: options.ring,
+          member: options.identity,
+          reflector: { transform: stripManagedFields },
+        })),
+    });
+  }
+
+  private onFence(): void {
+    const reason: unknown = this.member.fence.reason;
+    if (reason instanceof MemberFencedError && reason.reason === "renewDeadlineExceeded")
+      this.fencedController.abort(reason);
+  }
+
+  private async reassign(active: ReadonlySet<number>, lost: ReadonlySet<number>): Promise<void> {
+    this.logger.info("sharded controller: slots changed", { slots: active.size, lost: lost.size });
+    const ranges = this.reflector?.setSlots(active, this.space);
+    // The handover contract: acknowledge (let the slots move) only once our
+    // work on them ended. No deadline here: a slot handed over while work on
+    // it runs would be worked on twice at once; the work is bounded by its
+    // owner instead (a controller's reconcileTimeoutMs).
+    await Promise.all([ranges, this.inFlight.settledFor(lost)]);
+  }
+}
