@@ -15,7 +15,7 @@ import type {
  * controller-runtime's split client: `get` and `list` read the informer
  * cache of the manager (the informer for a resource starts on its first read
  * and the read waits for it to sync), writes go to the API server through
- * the writer (an {@link ApiClient}).
+ * the writer (an `ApiClient`).
  *
  * Reads return the cached objects themselves, not copies: copying every
  * object of every list costs more than the reconcile, and a reconciler that

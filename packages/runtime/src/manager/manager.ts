@@ -58,7 +58,7 @@ export class Manager implements Runnable, Syncable {
 
   /**
    * A manager with its configuration loaded and validated (code, then the
-   * config file, then `TESSERA_*` variables; a {@link ConfigError} lists every
+   * config file, then `TESSERA_*` variables; a `ConfigError` (`@tessera/runtime/config`) lists every
    * problem) and the default bindings of {@link Tokens} in a new container.
    */
   static async create(options: ManagerOptions = {}): Promise<Manager> {
@@ -229,10 +229,10 @@ export class Manager implements Runnable, Syncable {
   /**
    * Runs until `signal` aborts, then shuts down gracefully and resolves.
    * Rejects before starting anything when a plugin's `static inject` names a
-   * token nothing binds ({@link UnboundTokenError}: the plugin, the position,
+   * token nothing binds (`UnboundTokenError` (`@tessera/runtime/controller`): the plugin, the position,
    * and `manager.provide`). Rejects when start-up fails (a kind the server
    * does not serve, caches that do not sync in time), when a runnable fails,
-   * or when leadership is lost ({@link LeaderElectionLostError}) or a sharded
+   * or when leadership is lost (`LeaderElectionLostError`) or a sharded
    * controller's ring member fences itself ({@link RingMemberFencedError});
    * everything started is stopped first.
    */
