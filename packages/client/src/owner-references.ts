@@ -70,7 +70,10 @@ function withReferences<T extends KubeObject>(object: T, refs: OwnerReference[])
  * await client.create(ConfigMaps, setControllerReference(widget, { metadata: { name, namespace }, data }));
  * ```
  */
-export function setControllerReference<T extends KubeObject = never>(owner: KubeObject, object: NoInfer<T>): T {
+export function setControllerReference<T extends KubeObject = never>(
+  owner: KubeObject,
+  object: NoInfer<T>,
+): T {
   const ref: OwnerReference = { ...referenceTo(owner, object), controller: true, blockOwnerDeletion: true };
   const refs = [...(object.metadata?.ownerReferences ?? [])];
   const current = refs.find((r) => r.controller);

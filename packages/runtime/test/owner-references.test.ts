@@ -47,7 +47,10 @@ describe("owner references", () => {
           e.message,
         ),
     );
-    assert.throws(() => setControllerReference<KubeObject>(widget("a", "other"), configMap()), /cannot cross namespaces/);
+    assert.throws(
+      () => setControllerReference<KubeObject>(widget("a", "other"), configMap()),
+      /cannot cross namespaces/,
+    );
     const clusterScoped: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } };
     assert.throws(
       () => setControllerReference<KubeObject>(widget("a"), clusterScoped),
@@ -62,7 +65,10 @@ describe("owner references", () => {
   });
 
   it("setOwnerReference adds a plain owner; removeOwnerReference releases it", () => {
-    const owned = setOwnerReference<KubeObject>(widget("b"), setControllerReference<KubeObject>(widget("a"), configMap()));
+    const owned = setOwnerReference<KubeObject>(
+      widget("b"),
+      setControllerReference<KubeObject>(widget("a"), configMap()),
+    );
     assert.equal((owned.metadata as { ownerReferences: unknown[] }).ownerReferences.length, 2);
     assert.equal(controllerOf(owned)?.name, "a");
     const released = removeOwnerReference(widget("a"), owned);
