@@ -5,7 +5,8 @@
 //   {"variant", "kind", "objects", "heapBefore", "heapAfter", "rssAfter"}
 // Run by memory.js: node --expose-gc memory-variant.js <variant> <configmaps|pods> <kubeconfig> <namespace> <expected>
 import { CoreV1Api, KubeConfig, makeInformer } from "@kubernetes/client-node";
-import { ConfigMaps, KubeListerWatcher, Pods } from "@tessera/reflector";
+import { ConfigMaps, Pods } from "@tessera/client";
+import { KubeListerWatcher } from "@tessera/reflector";
 import { MetadataListerWatcher, SharedIndexInformer, stripManagedFields } from "@tessera/informers";
 
 const [variant, kind, kubeconfigPath, namespace, expectedArg] = process.argv.slice(2);

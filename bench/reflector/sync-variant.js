@@ -7,7 +7,8 @@
 import { request } from "node:https";
 import { URLSearchParams } from "node:url";
 import { CoreV1Api, KubeConfig, makeInformer } from "@kubernetes/client-node";
-import { ConfigMaps, DeltaFIFO, IndexedStore, KubeListerWatcher, Reflector } from "@tessera/reflector";
+import { ConfigMaps } from "@tessera/client";
+import { DeltaFIFO, IndexedStore, KubeListerWatcher, Reflector } from "@tessera/reflector";
 
 const [variant, kubeconfigPath, namespaceArg, expectedArg] = process.argv.slice(2);
 const namespace = namespaceArg === "*" ? undefined : namespaceArg;

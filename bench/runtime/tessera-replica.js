@@ -8,8 +8,7 @@
 //   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
-import { ConfigMaps } from "@tessera/reflector";
-import { Manager, runMain } from "@tessera/runtime";
+import { ConfigMaps, Manager, runMain } from "@tessera/runtime";
 
 const emit = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 const now = () => Number(process.hrtime.bigint() / 1000n);

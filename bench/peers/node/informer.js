@@ -17,7 +17,8 @@ import { createGunzip } from "node:zlib";
 import { URLSearchParams } from "node:url";
 import { CoreV1Api, KubeConfig, makeInformer } from "@kubernetes/client-node";
 import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
-import { ConfigMaps, KubeListerWatcher, Pods, ProtobufCodec } from "@tessera/reflector";
+import { ConfigMaps, Pods } from "@tessera/client";
+import { KubeListerWatcher, ProtobufCodec } from "@tessera/reflector";
 import { emit, exitOnSignal, highestResourceVersion, monotonicMicros, unsupported } from "./protocol.js";
 import { cpuMs, liveHeapMiB, rssMiB } from "./proc-status.js";
 import { startProfile } from "./profile.js";
@@ -39,7 +40,7 @@ const collection = namespace ? `/api/v1/namespaces/${namespace}/${resource}` : `
 
 /** Prints an `e` line for an object handed to a handler after the sync. */
 let synced = false;
-const onEvent = (/** @type {import("@tessera/reflector").KubeObject} */ obj) => {
+const onEvent = (/** @type {import("@tessera/client").KubeObject} */ obj) => {
   if (synced)
     emit({ ev: "e", n: obj.metadata?.name, rv: obj.metadata?.resourceVersion, t: monotonicMicros() });
 };
@@ -53,7 +54,7 @@ const codec = impl === "tessera" && env.BENCH_WIRE === "protobuf" ? new Protobuf
 
 /**
  * Tessera: a SharedIndexInformer over a KubeListerWatcher, one handler.
- * @returns {Promise<{ objects: () => import("@tessera/reflector").KubeObject[] }>}
+ * @returns {Promise<{ objects: () => import("@tessera/client").KubeObject[] }>}
  */
 async function tessera() {
   const wire = env.BENCH_WIRE === "protobuf" ? "protobuf" : "json";
@@ -104,14 +105,14 @@ async function clientNode() {
     /** @type {import("@kubernetes/client-node").V1ConfigMap | import("@kubernetes/client-node").V1Pod} */ obj,
   ) => {
     if (strip && obj.metadata) delete obj.metadata.managedFields;
-    onEvent(/** @type {import("@tessera/reflector").KubeObject} */ (obj));
+    onEvent(/** @type {import("@tessera/client").KubeObject} */ (obj));
   };
   informer.on("add", handle);
   informer.on("update", handle);
   exitOnSignal(() => void informer.stop());
   // start() resolves once the LIST is in the cache: client-node's "synced".
   await informer.start();
-  return { objects: () => /** @type {import("@tessera/reflector").KubeObject[]} */ (informer.list()) };
+  return { objects: () => /** @type {import("@tessera/client").KubeObject[]} */ (informer.list()) };
 }
 
 /**
