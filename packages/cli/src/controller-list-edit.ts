@@ -19,7 +19,7 @@ export function withReconcilerListed(dir: string, className: string, module: str
       "// `tessera generate` derives the RBAC from what each declares.",
       importLine,
       "",
-      `export const ${CONTROLLER_LIST} = [${className}];`,
+      `export const ${CONTROLLER_LIST} = [${className}] as const;`,
       "",
     ].join("\n");
   }

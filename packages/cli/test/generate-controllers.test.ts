@@ -165,6 +165,10 @@ describe("tessera create api's edit of src/controllers/index.ts", () => {
       listWith("export const reconcilers = [];\n"),
       'import { PaymentReconciler } from "./payment.js";\n\nexport const reconcilers = [PaymentReconciler];\n',
     );
+    assert.equal(
+      listWith('import { A } from "./a.js";\n\nexport const reconcilers = [A] as const;\n'),
+      'import { A } from "./a.js";\nimport { PaymentReconciler } from "./payment.js";\n\nexport const reconcilers = [A, PaymentReconciler] as const;\n',
+    );
   });
 
   it("refuses a module without the list, saying what to write", () => {

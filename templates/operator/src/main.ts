@@ -7,6 +7,6 @@ import { reconcilers } from "./controllers/index.js";
 
 await runMain(async (signal) => {
   const manager = await Manager.create({ config: { name: "__NAME__" } });
-  for (const reconciler of reconcilers) manager.register(reconciler);
+  manager.register(...reconcilers);
   await manager.run(signal);
 });

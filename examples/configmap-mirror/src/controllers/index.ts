@@ -4,4 +4,4 @@
 // generate; `tessera create api` adds the reconciler it creates.
 import { ConfigMapMirror } from "./configmap-mirror.js";
 
-export const reconcilers = [ConfigMapMirror];
+export const reconcilers = [ConfigMapMirror] as const;

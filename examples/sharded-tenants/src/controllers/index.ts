@@ -4,4 +4,4 @@
 // generate; `tessera create api` adds the reconciler it creates.
 import { TenantReconciler } from "./tenant.js";
 
-export const reconcilers = [TenantReconciler];
+export const reconcilers = [TenantReconciler] as const;

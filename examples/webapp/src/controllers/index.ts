@@ -4,4 +4,4 @@
 // generate; `tessera create api` adds the reconciler it creates.
 import { WebAppReconciler } from "./webapp.js";
 
-export const reconcilers = [WebAppReconciler];
+export const reconcilers = [WebAppReconciler] as const;

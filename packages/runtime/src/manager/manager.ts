@@ -183,25 +183,40 @@ export class Manager implements Runnable, Syncable {
   }
 
   /**
-   * Registers a plugin: a reconciler class (it declares its controller with
-   * `controller(on)`), a runnable class or instance (`needsLeader` says
-   * whether it runs only on the leader; default true), or an inversify
-   * `ContainerModule` (its bindings join the container, e.g. to provide
+   * Registers plugins: reconciler classes (each declares its controller with
+   * `controller(on)`), runnable classes or instances (`needsLeader` says
+   * whether one runs only on the leader; default true), or inversify
+   * `ContainerModule`s (their bindings join the container, e.g. to provide
    * services the reconcilers inject). A class's `static inject` tokens must
    * be bound by `run`: {@link Manager.provide} binds one of your own.
+   *
+   * Several at once are checked one by one: `manager.register(...reconcilers)`
+   * with `export const reconcilers = [A, B] as const` checks each class's
+   * `inject` against its own constructor (without `as const` the list's type
+   * is a union of the classes, which no single constructor type fits).
    */
-  register<P extends readonly unknown[]>(plugin: Plugin<P>): this {
+  register<P extends readonly unknown[]>(plugin: Plugin<P>): this;
+  register<const L extends readonly (readonly unknown[])[]>(
+    ...plugins: { [K in keyof L]: Plugin<L[K]> }
+  ): this;
+  register(...plugins: readonly Plugin<readonly unknown[]>[]): this {
     this.assertNew("register");
+    for (const plugin of plugins) this.registerOne(plugin);
+    return this;
+  }
+
+  private registerOne(plugin: Plugin<readonly unknown[]>): void {
     if (plugin instanceof ContainerModule) {
       this.container.load(plugin);
-      return this;
+      return;
     }
     if (typeof plugin === "function") {
       this.plugins.addClass(plugin as unknown as PluginClass<object, never[]>);
-      return this;
+      return;
     }
     if (plugin !== null && typeof plugin === "object" && typeof plugin.run === "function") {
-      return this.add(plugin, { needsLeader: plugin.needsLeader ?? true });
+      this.add(plugin, { needsLeader: plugin.needsLeader ?? true });
+      return;
     }
     throw new TypeError(
       "manager.register takes a reconciler class, a runnable (class or object with run(signal)), or an inversify ContainerModule",

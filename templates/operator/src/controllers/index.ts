@@ -4,4 +4,4 @@
 // generate; `tessera create api` adds the reconciler it creates.
 import { __KIND__Reconciler } from "./__SINGULAR__.js";
 
-export const reconcilers = [__KIND__Reconciler];
+export const reconcilers = [__KIND__Reconciler] as const;
