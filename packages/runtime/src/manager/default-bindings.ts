@@ -69,7 +69,9 @@ export function bindDefaults(
     .inSingletonScope();
   container
     .bind(Transport)
-    .toDynamicValue((ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig)))
+    .toDynamicValue(
+      (ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig), { meter: use(ctx, Tokens.Meter) }),
+    )
     .inSingletonScope();
   container
     .bind(Tokens.ApiClient)

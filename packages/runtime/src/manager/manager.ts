@@ -395,6 +395,7 @@ export class Manager implements Runnable, Syncable {
         namespace: config.namespace,
         name: lease,
         identity: config.identity,
+        meter: this.get(Tokens.Meter),
       }),
       leaseDurationMs: config.leaderElection.leaseDurationMs,
       renewDeadlineMs: config.leaderElection.renewDeadlineMs,
