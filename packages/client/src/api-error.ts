@@ -42,13 +42,18 @@ export class ApiError extends Error {
     message: string,
     /** The server's Status, when it sent one. */
     readonly status?: Status,
+    /** What went wrong below, for a failure without an answer. */
+    options?: { cause?: unknown },
   ) {
     const causes = status?.details?.causes ?? [];
     const object = [context.namespace, context.name].filter((p) => p).join("/");
     const detail = causes.length
       ? `${message} (${causes.map((c) => `${c.field ?? "?"}: ${c.message ?? c.reason ?? "invalid"}`).join("; ")})`
       : message;
-    super(`${context.verb} ${context.resource}${object ? ` ${object}` : ""}: ${code} ${reason}: ${detail}`);
+    super(
+      `${context.verb} ${context.resource}${object ? ` ${object}` : ""}: ${code} ${reason}: ${detail}`,
+      options,
+    );
     this.verb = context.verb;
     this.resource = context.resource;
     this.namespace = context.namespace;
@@ -113,3 +118,5 @@ export const isAlreadyExists = (error: unknown): error is AlreadyExistsError =>
 export const isConflict = (error: unknown): error is ConflictError => error instanceof ConflictError;
 export const isInvalid = (error: unknown): error is InvalidError => error instanceof InvalidError;
 export const isForbidden = (error: unknown): error is ForbiddenError => error instanceof ForbiddenError;
+export const isUnauthorized = (error: unknown): error is UnauthorizedError =>
+  error instanceof UnauthorizedError;

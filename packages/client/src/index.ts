@@ -55,7 +55,7 @@ export type {
 export { ApiClient } from "./api-client.js";
 export type { ApiClientOptions } from "./api-client.js";
 export { KubeTransport, TransportError } from "./kube-transport.js";
-export type { TransportRequest } from "./kube-transport.js";
+export type { TransportRequest, KubeTransportOptions } from "./kube-transport.js";
 export {
   ApiError,
   NotFoundError,
@@ -70,6 +70,7 @@ export {
   isConflict,
   isInvalid,
   isForbidden,
+  isUnauthorized,
 } from "./api-error.js";
 export type { ApiErrorContext, StatusCause } from "./api-error.js";
 export type { RestMapper, GroupVersionKind } from "./rest-mapper.js";

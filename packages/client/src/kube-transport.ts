@@ -1,10 +1,12 @@
 import { Agent as HttpsAgent } from "node:https";
-import { toError } from "@tessera/core";
-import { KubeRequestError, requestKubeJson } from "./kube-request.js";
+import type { Meter } from "@opentelemetry/api";
+import { isNoopMeter, resolveInstrumentation, toError, type Clock } from "@tessera/core";
+import { KubeRequestError, requestKubeJson, type KubeJsonResponse } from "./kube-request.js";
 import { statusReasonForHttpCode } from "./status-reason.js";
 import { type KubeConfigLike } from "./kube-config-like.js";
 import { type Status } from "./kube-object.js";
 import { ApiError, apiErrorFor, type ApiErrorContext } from "./api-error.js";
+import { RequestMetrics } from "./request-metrics.js";
 
 /** One JSON call of a {@link KubeTransport}. */
 export interface TransportRequest {
@@ -17,7 +19,28 @@ export interface TransportRequest {
   signal?: AbortSignal | undefined;
 }
 
-/** A call failed below HTTP: no connection, credentials that could not be applied. */
+/** Options of a {@link KubeTransport}. */
+export interface KubeTransportOptions {
+  /**
+   * Most connections open to the server at once (the keep-alive pool's
+   * size); default 32. A Lease holder keeps a transport of its own with a
+   * pool of one or two, so a renewal never queues behind other traffic nor
+   * pays a new TLS handshake against its renew deadline.
+   */
+  maxSockets?: number;
+  /**
+   * Where client-go's request metrics are recorded for every call:
+   * `rest_client_requests_total` {code, method, host} (`code` is `<error>`
+   * when no answer came) and `rest_client_request_duration_seconds` {verb,
+   * host}; default the global meter `@tessera/client`, a no-op until an SDK
+   * is registered.
+   */
+  meter?: Meter;
+  /** Times the requests for the duration histogram; default the system clock. */
+  clock?: Clock;
+}
+
+/** A call failed below HTTP (no connection, credentials that could not be applied): `code` 0. */
 export class TransportError extends ApiError {
   override name = "TransportError";
 }
@@ -25,17 +48,32 @@ export class TransportError extends ApiError {
 /**
  * JSON over HTTP to the API server of a KubeConfigLike, on a keep-alive
  * connection pool, with every error an {@link ApiError} naming the verb,
- * resource and object. Credentials come from the KubeConfigLike per request (see
+ * resource and object, and every call counted in client-go's request
+ * metrics. Credentials come from the KubeConfigLike per request (see
  * `sendKubeRequest`), so every auth route of the KubeConfig works.
  */
 export class KubeTransport {
-  private readonly agent = new HttpsAgent({ keepAlive: true, maxSockets: 32 });
+  private readonly agent: HttpsAgent;
+  private readonly clock: Clock;
+  /** Absent for the no-op meter: then no clock readings either. */
+  private readonly metrics: RequestMetrics | undefined;
+  /** The `host` label, computed once per server URL. */
+  private host: { server: string; host: string } | undefined;
 
-  constructor(readonly kubeConfig: KubeConfigLike) {}
+  constructor(
+    readonly kubeConfig: KubeConfigLike,
+    options: KubeTransportOptions = {},
+  ) {
+    this.agent = new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets ?? 32 });
+    const tools = resolveInstrumentation(options, "@tessera/client");
+    this.clock = tools.clock;
+    this.metrics = isNoopMeter(tools.meter) ? undefined : new RequestMetrics(tools.meter);
+  }
 
   /** Sends `request`; resolves with the parsed body of a 2xx, else rejects with an {@link ApiError}. */
   async call<T>(context: ApiErrorContext, request: TransportRequest): Promise<T> {
-    let answer;
+    let answer: KubeJsonResponse<T> | undefined;
+    const start = this.metrics ? this.clock.now() : 0;
     try {
       answer = await requestKubeJson<T>(this.kubeConfig, {
         method: request.method,
@@ -49,7 +87,9 @@ export class KubeTransport {
       });
     } catch (err) {
       if (!(err instanceof KubeRequestError)) throw toError(err);
-      throw new TransportError(context, 0, "ConnectionFailed", err.message);
+      throw new TransportError(context, 0, "ConnectionFailed", err.message, undefined, { cause: err });
+    } finally {
+      this.metrics?.record(request.method, this.hostLabel(), answer?.code, (this.clock.now() - start) / 1000);
     }
     const { code, value } = answer;
     if (code >= 200 && code < 300) return value as T;
@@ -62,5 +102,21 @@ export class KubeTransport {
   /** Closes the pooled connections. */
   close(): void {
     this.agent.destroy();
+  }
+
+  /** The server's `host:port`, as client-go labels its request metrics; `none` without a cluster. */
+  private hostLabel(): string {
+    const server = this.kubeConfig.getCurrentCluster()?.server;
+    if (server === undefined) return "none";
+    if (this.host?.server !== server) {
+      let host: string;
+      try {
+        host = new URL(server).host;
+      } catch {
+        host = "none";
+      }
+      this.host = { server, host };
+    }
+    return this.host.host;
   }
 }

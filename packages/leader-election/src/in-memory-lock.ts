@@ -1,15 +1,44 @@
+import {
+  AlreadyExistsError,
+  ConflictError,
+  describeResource,
+  ForbiddenError,
+  Leases,
+  NotFoundError,
+  TransportError,
+  type ApiErrorContext,
+} from "@tessera/client";
 import type { LeaderElectionRecord, VersionedRecord } from "./leader-election-record.js";
-import { LockConflictError, LockError, type LockVerb } from "./lock-error.js";
-import type { ResourceLock } from "./resource-lock.js";
+import type { LockVerb, ResourceLock } from "./resource-lock.js";
 
-/** The single record that several {@link InMemoryLock}s compete for. */
+/**
+ * The single record that several {@link InMemoryLock}s compete for, playing
+ * the Lease `namespace/name`: its errors are the `ApiError`s a `LeaseLock`
+ * would throw.
+ */
 export class InMemoryLockStore {
   private current: VersionedRecord | undefined;
   private nextVersion = 1;
   /** Every successful write, in order (for assertions). */
   readonly writes: Array<{ verb: "create" | "update"; record: LeaderElectionRecord }> = [];
 
-  constructor(readonly resource = "Lease default/in-memory") {}
+  constructor(
+    readonly namespace = "default",
+    readonly name = "in-memory",
+  ) {}
+
+  /** `Lease <namespace>/<name>`, for messages. */
+  get resource(): string {
+    return `Lease ${this.namespace}/${this.name}`;
+  }
+
+  /**
+   * What an error of `verb` on this lock is about.
+   * @internal
+   */
+  context(verb: LockVerb): ApiErrorContext {
+    return { verb, resource: describeResource(Leases), namespace: this.namespace, name: this.name };
+  }
 
   /** The record as it stands, or `undefined` before the first create. */
   read(): VersionedRecord | undefined {
@@ -25,7 +54,14 @@ export class InMemoryLockStore {
 
   /** @internal */
   create(record: LeaderElectionRecord): string {
-    if (this.current) throw new LockConflictError("create", this.resource, "already exists", { status: 409 });
+    if (this.current) {
+      throw new AlreadyExistsError(
+        this.context("create"),
+        409,
+        "AlreadyExists",
+        `"${this.name}" already exists`,
+      );
+    }
     const version = this.put(record);
     this.writes.push({ verb: "create", record: { ...record } });
     return version;
@@ -33,9 +69,9 @@ export class InMemoryLockStore {
 
   /** @internal */
   update(record: LeaderElectionRecord, version: string): string {
-    if (!this.current) throw new LockError("update", this.resource, "not found", { status: 404 });
+    if (!this.current) throw new NotFoundError(this.context("update"), 404, "NotFound", "not found");
     if (this.current.version !== version) {
-      throw new LockConflictError("update", this.resource, "the object has been modified", { status: 409 });
+      throw new ConflictError(this.context("update"), 409, "Conflict", "the object has been modified");
     }
     const next = this.put(record);
     this.writes.push({ verb: "update", record: { ...record } });
@@ -89,7 +125,12 @@ export class InMemoryLock implements ResourceLock {
 
   private respond<T>(verb: LockVerb, value: T): T {
     if (this.fault === "lose-responses") {
-      throw new LockError(verb, this.store.resource, "the response was lost (the request took effect)");
+      throw new TransportError(
+        this.store.context(verb),
+        0,
+        "ConnectionFailed",
+        "the response was lost (the request took effect)",
+      );
     }
     return value;
   }
@@ -97,16 +138,24 @@ export class InMemoryLock implements ResourceLock {
   private async serve(verb: LockVerb, signal: AbortSignal | undefined): Promise<void> {
     const aborted = () => {
       const reason: unknown = signal?.reason;
-      return new LockError(verb, this.store.resource, reason instanceof Error ? reason.message : "aborted");
+      return new TransportError(
+        this.store.context(verb),
+        0,
+        "Aborted",
+        reason instanceof Error ? reason.message : "aborted",
+      );
     };
     if (signal?.aborted) throw aborted();
     switch (this.fault) {
       case "unreachable":
-        throw new LockError(verb, this.store.resource, "connect ECONNREFUSED");
+        throw new TransportError(this.store.context(verb), 0, "ConnectionFailed", "connect ECONNREFUSED");
       case "forbidden":
-        throw new LockError(verb, this.store.resource, `HTTP 403: cannot ${verb} resource "leases"`, {
-          status: 403,
-        });
+        throw new ForbiddenError(
+          this.store.context(verb),
+          403,
+          "Forbidden",
+          `cannot ${verb} resource "leases"`,
+        );
       case "hang":
         await new Promise<never>((_, reject) => {
           signal?.addEventListener("abort", () => reject(aborted()), { once: true });

@@ -19,8 +19,8 @@ import {
 import { LeaderElectionMetrics, type RenewFailureReason } from "./leader-election-metrics.js";
 import { sameRecord, type LeaderElectionRecord, type VersionedRecord } from "./leader-election-record.js";
 import { LeadershipEndedError, type LeadershipEndReason } from "./leadership-ended-error.js";
-import { LockConflictError, LockError } from "./lock-error.js";
-import type { ResourceLock } from "./resource-lock.js";
+import { ApiError, isForbidden, isUnauthorized } from "@tessera/client";
+import { isLostRace, type ResourceLock } from "./resource-lock.js";
 
 /** What a {@link LeaderElector} calls as leadership comes and goes. */
 export interface LeaderCallbacks {
@@ -135,7 +135,7 @@ export class LeaderElector implements Runnable<LeaderElectionResult> {
   private running = false;
   private leadership: AbortController | undefined;
   private lastRenewStart = 0;
-  private lastFailure: LockError | undefined;
+  private lastFailure: ApiError | undefined;
   private lost: string | undefined;
 
   /** @throws LeaderElectionConfigError when the durations break leaseDuration > renewDeadline > 1.2 × retryPeriod */
@@ -181,7 +181,7 @@ export class LeaderElector implements Runnable<LeaderElectionResult> {
   }
 
   /** The last failed lock operation (cleared by the next success). */
-  get lastError(): LockError | undefined {
+  get lastError(): ApiError | undefined {
     return this.lastFailure;
   }
 
@@ -211,7 +211,8 @@ export class LeaderElector implements Runnable<LeaderElectionResult> {
       return { healthy: true, leading: true };
     }
     if (this.lost) return { healthy: false, leading: false, reason: this.lost };
-    if (this.lastFailure?.isPermissionDenied) {
+    // 401 and 403: retrying will not help until the credentials or RBAC change.
+    if (isForbidden(this.lastFailure) || isUnauthorized(this.lastFailure)) {
       return { healthy: false, leading: false, reason: this.lastFailure.message };
     }
     return { healthy: true, leading: false };
@@ -365,7 +366,7 @@ export class LeaderElector implements Runnable<LeaderElectionResult> {
         // A renewal cut short by the stop may still have landed on the
         // server, moving the version on. If the lock still names us, the
         // hold is ours to give back; if it names anyone else, leave it.
-        if (!(err instanceof LockConflictError)) throw err;
+        if (!isLostRace(err)) throw err;
         const current = await this.lock.get(scope.signal);
         if (current?.record.holderIdentity !== this.identity) {
           this.logger.info("not releasing: the lock has moved on", {
@@ -396,22 +397,27 @@ export class LeaderElector implements Runnable<LeaderElectionResult> {
       this.lastFailure = undefined;
       return outcome === "acquired" ? { ok: true } : { ok: false, reason: "taken" };
     } catch (err) {
-      if (err instanceof LockConflictError) {
+      if (isLostRace(err)) {
         this.logger.debug("lost a race for the lock", { verb: err.verb });
         return { ok: false, reason: "conflict" };
       }
       const failure =
-        err instanceof LockError
+        err instanceof ApiError
           ? err
-          : new LockError("get", this.lock.describe(), err instanceof Error ? err.message : String(err), {
-              cause: err,
-            });
+          : new ApiError(
+              { verb: "get", resource: this.lock.describe() },
+              0,
+              "Unknown",
+              err instanceof Error ? err.message : String(err),
+              undefined,
+              { cause: err },
+            );
       // A request cut short by our own cancellation is not a lock failure.
       if (scope.signal.aborted && !scope.timedOut) return { ok: false, reason: "error" };
       this.lastFailure = failure;
       this.logger.warn("lock request failed", {
         verb: failure.verb,
-        status: failure.status,
+        status: failure.code,
         error: failure.message,
       });
       return { ok: false, reason: scope.timedOut ? "timeout" : "error" };
@@ -443,7 +449,7 @@ export class LeaderElector implements Runnable<LeaderElectionResult> {
         this.wrote(record, await this.lock.update(record, mine.version, signal), start);
         return "acquired";
       } catch (err) {
-        if (!(err instanceof LockConflictError)) throw err;
+        if (!isLostRace(err)) throw err;
         this.logger.debug("renewal conflicted; re-reading the lock");
       }
     }

@@ -1,17 +1,21 @@
-import { Agent } from "node:https";
 import type { V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
+import type { Meter } from "@opentelemetry/api";
 import {
-  describeKubeFailure,
+  ApiError,
+  collectionPath,
+  describeResource,
   formatMicroTime,
-  KubeRequestError,
+  isNotFound,
+  KubeTransport,
+  Leases,
   parseKubeTime,
-  requestKubeJson,
+  TransportError,
+  type ApiErrorContext,
   type KubeConfigLike,
-  type KubeJsonRequest,
+  type TransportRequest,
 } from "@tessera/client";
 import type { LeaderElectionRecord, VersionedRecord } from "./leader-election-record.js";
-import { LockConflictError, LockError, type LockVerb } from "./lock-error.js";
-import type { ResourceLock } from "./resource-lock.js";
+import type { LockVerb, ResourceLock } from "./resource-lock.js";
 
 /** Options for {@link LeaseLock}. */
 export interface LeaseLockOptions {
@@ -25,14 +29,26 @@ export interface LeaseLockOptions {
   identity: string;
   /** Labels put on the Lease when this lock creates it. */
   labels?: Record<string, string>;
+  /**
+   * The transport to send through; default one of its own over `kubeConfig`
+   * with a pool of two kept-alive connections, so that a renewal neither
+   * queues behind other traffic nor pays a TLS handshake against the renew
+   * deadline.
+   */
+  transport?: KubeTransport;
+  /** Where the default transport records its request metrics (`rest_client_*`); default the global meter. */
+  meter?: Meter;
 }
 
 /**
  * A {@link ResourceLock} on a `coordination.k8s.io/v1` Lease. Updates replace
  * the whole Lease quoting the `metadata.resourceVersion` last read, so the
  * apiserver refuses (409) a write based on a stale read; that surfaces as
- * {@link LockConflictError}. Labels, annotations and spec fields that leader
- * election does not own are carried over from the last read.
+ * a `ConflictError` (an `AlreadyExistsError` for a create that found the
+ * Lease). Every failure is an `ApiError` of `@tessera/client` naming the
+ * verb and the Lease; a request that got no answer, or was aborted, is a
+ * `TransportError` (code 0). Labels, annotations and spec fields that
+ * leader election does not own are carried over from the last read.
  *
  * The identity needs `get`, `create` and `update` on `leases` in the
  * namespace.
@@ -41,10 +57,8 @@ export class LeaseLock implements ResourceLock {
   readonly identity: string;
   readonly namespace: string;
   readonly name: string;
-  private readonly kubeConfig: KubeConfigLike;
+  private readonly transport: KubeTransport;
   private readonly path: string;
-  /** One kept-alive connection for the renewals: a new TLS handshake each time would eat the renew deadline. */
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 2 });
   private readonly labels: Record<string, string> | undefined;
   private last: V1Lease | undefined;
 
@@ -56,8 +70,14 @@ export class LeaseLock implements ResourceLock {
     this.namespace = options.namespace;
     this.name = options.name;
     this.labels = options.labels;
-    this.kubeConfig = options.kubeConfig;
-    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.namespace)}/leases`;
+    // A pool of its own: a new TLS handshake per renewal would eat the renew deadline.
+    this.transport =
+      options.transport ??
+      new KubeTransport(options.kubeConfig, {
+        maxSockets: 2,
+        ...(options.meter ? { meter: options.meter } : {}),
+      });
+    this.path = collectionPath(Leases, this.namespace);
   }
 
   describe(): string {
@@ -105,35 +125,33 @@ export class LeaseLock implements ResourceLock {
     return `${this.path}/${encodeURIComponent(this.name)}`;
   }
 
-  /** One request; a 404 is `undefined` when `absentOk`, every other failure a {@link LockError}. */
-  private async call(verb: LockVerb, request: KubeJsonRequest, absentOk: true): Promise<V1Lease | undefined>;
-  private async call(verb: LockVerb, request: KubeJsonRequest): Promise<V1Lease>;
+  /** One request; a 404 is `undefined` when `absentOk`, every other failure an {@link ApiError}. */
+  private async call(verb: LockVerb, request: TransportRequest, absentOk: true): Promise<V1Lease | undefined>;
+  private async call(verb: LockVerb, request: TransportRequest): Promise<V1Lease>;
   private async call(
     verb: LockVerb,
-    request: KubeJsonRequest,
+    request: TransportRequest,
     absentOk = false,
   ): Promise<V1Lease | undefined> {
-    const resource = this.describe();
-    const { signal } = request;
-    let answer;
+    const context: ApiErrorContext = {
+      verb,
+      resource: describeResource(Leases),
+      namespace: this.namespace,
+      name: this.name,
+    };
     try {
-      answer = await requestKubeJson<V1Lease>(this.kubeConfig, { ...request, agent: this.agent });
+      return await this.transport.call<V1Lease>(context, request);
     } catch (err) {
-      if (signal?.aborted) {
-        const reason: unknown = signal.reason;
-        const detail = reason instanceof Error ? reason.message : "request aborted";
-        throw new LockError(verb, resource, detail, { cause: err });
-      }
-      throw new LockError(verb, resource, err instanceof KubeRequestError ? err.message : String(err), {
+      if (absentOk && isNotFound(err)) return undefined;
+      if (err instanceof ApiError) throw err;
+      // Aborted (the elector's request timeout, or its stop): no answer, as with a lost connection.
+      const aborted = request.signal?.aborted === true;
+      const reason: unknown = aborted ? request.signal?.reason : err;
+      const detail = reason instanceof Error ? reason.message : "request aborted";
+      throw new TransportError(context, 0, aborted ? "Aborted" : "ConnectionFailed", detail, undefined, {
         cause: err,
       });
     }
-    const status = answer.code;
-    if (status >= 200 && status < 300 && answer.value) return answer.value;
-    if (status === 404 && absentOk) return undefined;
-    const detail = describeKubeFailure(answer);
-    if (status === 409) throw new LockConflictError(verb, resource, detail, { status });
-    throw new LockError(verb, resource, detail, { status });
   }
 }
 

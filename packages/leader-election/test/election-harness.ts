@@ -33,7 +33,7 @@ export const SHORT = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriod
  */
 export class ElectionHarness {
   readonly clock = new FakeClock();
-  readonly store = new InMemoryLockStore("Lease default/test");
+  readonly store = new InMemoryLockStore("default", "test");
   /** Every callback of every elector, in order: `a:started`, `b:newLeader=a`, ... */
   readonly log: string[] = [];
   readonly candidates: Candidate[] = [];

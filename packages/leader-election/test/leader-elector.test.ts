@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { LeadershipEndedError, LockError } from "../src/index.js";
+import { ApiError } from "@tessera/client";
+import { LeadershipEndedError } from "../src/index.js";
 import { ElectionHarness, SHORT } from "./election-harness.js";
 import { assertNoOverlap } from "./leading-intervals.js";
 
@@ -308,7 +309,7 @@ describe("LeaderElector (fake clock)", () => {
           health.reason ?? "",
           /could not renew Lease default\/test within renewDeadline \(2000 ms\)/,
         );
-        assert.match(health.reason ?? "", /last error: cannot update Lease default\/test/);
+        assert.match(health.reason ?? "", /last error: update leases.coordination.k8s.io default\/test/);
 
         await h.advanceUntil(() => b.elector.isLeader, 10_000);
         assert.ok(b.intervals[0]!.start >= lastRenewal + SHORT.leaseDurationMs);
@@ -364,10 +365,10 @@ describe("LeaderElector (fake clock)", () => {
       await h.clock.advance(5_000);
       assert.deepEqual(h.leaders(), []);
       const err = a.elector.lastError;
-      assert.ok(err instanceof LockError);
+      assert.ok(err instanceof ApiError);
       assert.equal(err.verb, "get");
-      assert.equal(err.status, 403);
-      assert.match(err.message, /^cannot get Lease default\/test: HTTP 403/);
+      assert.equal(err.code, 403);
+      assert.match(err.message, /^get leases.coordination.k8s.io default\/test: 403 Forbidden/);
       assert.deepEqual(a.elector.health(), { healthy: false, leading: false, reason: err.message });
       a.lock.fault = undefined;
       await h.clock.advance(2_000);

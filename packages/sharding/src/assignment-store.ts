@@ -1,12 +1,14 @@
-import { Agent } from "node:https";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import type { Instrumentation } from "@tessera/core";
 import {
+  collectionPath,
   ConfigMaps,
-  describeKubeFailure,
-  requestKubeJson,
+  describeResource,
+  isNotFound,
+  KubeTransport,
+  type ApiErrorContext,
   type KubeConfigLike,
-  type KubeJsonRequest,
+  type TransportRequest,
 } from "@tessera/client";
 import type { Assignment } from "./assignment.js";
 import { decodeAssignment, encodeAssignment } from "./assignment-codec.js";
@@ -14,28 +16,6 @@ import { WatchedObjects } from "./watched-objects.js";
 
 /** The label that ties a ring's objects (assignment, member leases) to the ring. */
 export const RING_LABEL = "sharding.tessera.dev/ring";
-
-/** The store operations, for errors. */
-export type AssignmentStoreVerb = "get" | "create" | "update";
-
-/** A failed read or write of the published assignment; names the verb and resource and keeps the cause. */
-export class AssignmentStoreError extends Error {
-  override name = "AssignmentStoreError";
-  constructor(
-    readonly verb: AssignmentStoreVerb,
-    readonly resource: string,
-    detail: string,
-    readonly status?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(`cannot ${verb} ${resource}: ${detail}`, options);
-  }
-}
-
-/** Someone else changed the assignment since it was read (HTTP 409): re-read and recompute. */
-export class AssignmentConflictError extends AssignmentStoreError {
-  override name = "AssignmentConflictError";
-}
 
 /** An assignment as read, with the version to quote when replacing it. */
 export interface VersionedAssignment {
@@ -51,13 +31,21 @@ export interface ConfigMapAssignmentStoreOptions extends Instrumentation {
   /** The ring's name; the ConfigMap is `<ring>-assignment` unless `name` is given. */
   ring: string;
   name?: string;
+  /**
+   * The transport to send through; default one of its own over `kubeConfig`
+   * with a pool of two kept-alive connections, recording its request metrics
+   * (`rest_client_*`) to `meter`.
+   */
+  transport?: KubeTransport;
 }
 
 /**
  * The published assignment of a ring in one ConfigMap, replaced as a whole
  * with a `resourceVersion` precondition: a writer that read an older version
- * gets {@link AssignmentConflictError} and nothing changes, so the assignment
- * always moves from one complete epoch to the next.
+ * gets a `ConflictError` (409) and nothing changes, so the assignment always
+ * moves from one complete epoch to the next. Every failure is an `ApiError`
+ * of `@tessera/client` naming the verb and the ConfigMap (a
+ * `TransportError`, code 0, when no answer came).
  *
  * Needs `get`, `create` and `update` on `configmaps` in the namespace.
  */
@@ -66,7 +54,7 @@ export class ConfigMapAssignmentStore {
   readonly name: string;
   readonly ring: string;
   private readonly kubeConfig: KubeConfigLike;
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 2 });
+  private readonly transport: KubeTransport;
   private readonly instrumentation: Instrumentation;
   private watched: WatchedObjects<V1ConfigMap> | undefined;
   /** The last ConfigMap decoded from the watched copy, so an unchanged one is not decoded again. */
@@ -83,6 +71,12 @@ export class ConfigMapAssignmentStore {
     this.ring = options.ring;
     this.name = options.name ?? `${options.ring}-assignment`;
     this.kubeConfig = options.kubeConfig;
+    this.transport =
+      options.transport ??
+      new KubeTransport(options.kubeConfig, {
+        maxSockets: 2,
+        ...(options.meter ? { meter: options.meter } : {}),
+      });
   }
 
   /** `ConfigMap <namespace>/<name>`, for messages. */
@@ -132,7 +126,7 @@ export class ConfigMapAssignmentStore {
     return read;
   }
 
-  /** Publishes the first assignment; conflict when one exists already. */
+  /** Publishes the first assignment; an `AlreadyExistsError` (409) when one exists already. */
   async create(assignment: Assignment): Promise<string> {
     const cm = await this.call("create", {
       method: "POST",
@@ -142,7 +136,7 @@ export class ConfigMapAssignmentStore {
     return cm.metadata!.resourceVersion!;
   }
 
-  /** Replaces the assignment read at `version`; conflict when it changed since. */
+  /** Replaces the assignment read at `version`; a `ConflictError` (409) when it changed since. */
   async replace(assignment: Assignment, version: string): Promise<string> {
     const body = this.body(assignment);
     body.metadata!.resourceVersion = version;
@@ -160,7 +154,7 @@ export class ConfigMapAssignmentStore {
   }
 
   private collectionPath(): string {
-    return `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`;
+    return collectionPath(ConfigMaps, this.namespace);
   }
 
   private objectPath(): string {
@@ -168,26 +162,27 @@ export class ConfigMapAssignmentStore {
   }
 
   private async call(
-    verb: AssignmentStoreVerb,
-    request: KubeJsonRequest,
+    verb: string,
+    request: TransportRequest,
     absentOk: true,
   ): Promise<V1ConfigMap | undefined>;
-  private async call(verb: AssignmentStoreVerb, request: KubeJsonRequest): Promise<V1ConfigMap>;
+  private async call(verb: string, request: TransportRequest): Promise<V1ConfigMap>;
   private async call(
-    verb: AssignmentStoreVerb,
-    request: KubeJsonRequest,
+    verb: string,
+    request: TransportRequest,
     absentOk = false,
   ): Promise<V1ConfigMap | undefined> {
-    let answer;
+    const context: ApiErrorContext = {
+      verb,
+      resource: describeResource(ConfigMaps),
+      namespace: this.namespace,
+      name: this.name,
+    };
     try {
-      answer = await requestKubeJson<V1ConfigMap>(this.kubeConfig, { ...request, agent: this.agent });
+      return await this.transport.call<V1ConfigMap>(context, request);
     } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      throw new AssignmentStoreError(verb, this.describe(), detail, undefined, { cause: err });
+      if (absentOk && isNotFound(err)) return undefined;
+      throw err;
     }
-    if (answer.code >= 200 && answer.code < 300 && answer.value !== undefined) return answer.value;
-    if (answer.code === 404 && absentOk) return undefined;
-    const Ctor = answer.code === 409 ? AssignmentConflictError : AssignmentStoreError;
-    throw new Ctor(verb, this.describe(), describeKubeFailure(answer), answer.code);
   }
 }

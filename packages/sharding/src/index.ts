@@ -33,16 +33,7 @@ export type { ShardedReflectorOptions, RangeReflectorOptions, RangeState } from 
 export { probeServerFiltering } from "./server-filtering-probe.js";
 export type { ServerFilteringProbe } from "./server-filtering-probe.js";
 
-export {
-  ConfigMapAssignmentStore,
-  AssignmentStoreError,
-  AssignmentConflictError,
-  RING_LABEL,
-} from "./assignment-store.js";
-export type {
-  AssignmentStoreVerb,
-  VersionedAssignment,
-  ConfigMapAssignmentStoreOptions,
-} from "./assignment-store.js";
-export { KubernetesLeaseClient, LeaseError } from "./lease-client.js";
-export type { LeaseClient, LeaseVerb } from "./lease-client.js";
+export { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
+export type { VersionedAssignment, ConfigMapAssignmentStoreOptions } from "./assignment-store.js";
+export { KubernetesLeaseClient } from "./lease-client.js";
+export type { LeaseClient, KubernetesLeaseClientOptions } from "./lease-client.js";

@@ -1,79 +1,76 @@
-import { Agent } from "node:https";
 import type { V1Lease } from "@kubernetes/client-node";
+import type { Meter } from "@opentelemetry/api";
 import {
-  describeKubeFailure,
-  requestKubeJson,
+  collectionPath,
+  describeResource,
+  isNotFound,
+  KubeTransport,
+  Leases,
+  type ApiErrorContext,
   type KubeConfigLike,
-  type KubeJsonRequest,
+  type TransportRequest,
 } from "@tessera/client";
-
-/** The Lease operations membership needs. */
-export type LeaseVerb = "get" | "create" | "update" | "list" | "delete";
-
-/** A failed Lease operation: names the verb and the Lease, keeps the HTTP status and the cause. */
-export class LeaseError extends Error {
-  override name = "LeaseError";
-  constructor(
-    readonly verb: LeaseVerb,
-    readonly resource: string,
-    detail: string,
-    readonly status?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(`cannot ${verb} ${resource}: ${detail}`, options);
-  }
-
-  /** Another writer changed the Lease since it was read (HTTP 409). */
-  get isConflict(): boolean {
-    return this.status === 409;
-  }
-}
 
 /**
  * The Leases of one namespace, as membership uses them. {@link KubernetesLeaseClient}
- * is the real one; unit tests give an in-memory one.
+ * is the real one; unit tests give an in-memory one. Every failure is an
+ * `ApiError` of `@tessera/client` naming the verb and the Lease (a
+ * `TransportError`, code 0, when no answer came).
  */
 export interface LeaseClient {
   /** The namespace the Leases live in. */
   readonly namespace: string;
   /** The Lease named `name`; `undefined` when there is none. */
   get(name: string): Promise<V1Lease | undefined>;
-  /** Creates `lease`; a {@link LeaseError} with status 409 when it exists. */
+  /** Creates `lease`; an `AlreadyExistsError` (409) when it exists. */
   create(lease: V1Lease): Promise<V1Lease>;
-  /** Replaces `lease`, quoting its `metadata.resourceVersion`; 409 when that is stale. */
+  /** Replaces `lease`, quoting its `metadata.resourceVersion`; a `ConflictError` (409) when that is stale. */
   replace(lease: V1Lease): Promise<V1Lease>;
   /** The Leases matching a label selector such as `sharding.tessera.dev/ring=web`. */
   list(labelSelector: string): Promise<V1Lease[]>;
   /**
    * Deletes the Lease `name` if it is still at `resourceVersion` (a
-   * precondition: 409 when it changed since); resolves when it is gone, also
-   * when it was gone already.
+   * precondition: a `ConflictError` when it changed since); resolves when it
+   * is gone, also when it was gone already.
    */
   delete(name: string, resourceVersion: string): Promise<void>;
 }
 
-/**
- * {@link LeaseClient} over `coordination.k8s.io/v1`: JSON over the reflector's
- * request, on kept-alive connections (a member renews every retry period).
- */
+/** Options of a {@link KubernetesLeaseClient}. */
+export interface KubernetesLeaseClientOptions {
+  /**
+   * The transport to send through; default one of its own over the
+   * KubeConfig with a pool of four kept-alive connections (a member renews
+   * every retry period: a TLS handshake each time would eat its deadline).
+   */
+  transport?: KubeTransport;
+  /** Where the default transport records its request metrics (`rest_client_*`); default the global meter. */
+  meter?: Meter;
+}
+
+/** {@link LeaseClient} over `coordination.k8s.io/v1`, through a {@link KubeTransport}. */
 export class KubernetesLeaseClient implements LeaseClient {
   private readonly path: string;
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  private readonly transport: KubeTransport;
 
   constructor(
-    private readonly kubeConfig: KubeConfigLike,
+    kubeConfig: KubeConfigLike,
     readonly namespace: string,
+    options: KubernetesLeaseClientOptions = {},
   ) {
-    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+    this.path = collectionPath(Leases, namespace);
+    this.transport =
+      options.transport ??
+      new KubeTransport(kubeConfig, { maxSockets: 4, ...(options.meter ? { meter: options.meter } : {}) });
   }
 
-  get(name: string): Promise<V1Lease | undefined> {
-    return this.call<V1Lease>(
-      "get",
-      name,
-      { method: "GET", path: `${this.path}/${encodeURIComponent(name)}` },
-      true,
-    );
+  async get(name: string): Promise<V1Lease | undefined> {
+    try {
+      return await this.call<V1Lease>("get", name, { method: "GET", path: this.objectPath(name) });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   create(lease: V1Lease): Promise<V1Lease> {
@@ -86,58 +83,41 @@ export class KubernetesLeaseClient implements LeaseClient {
 
   replace(lease: V1Lease): Promise<V1Lease> {
     const name = lease.metadata?.name ?? "";
-    return this.call<V1Lease>("update", name, {
-      method: "PUT",
-      path: `${this.path}/${encodeURIComponent(name)}`,
-      body: lease,
-    });
+    return this.call<V1Lease>("update", name, { method: "PUT", path: this.objectPath(name), body: lease });
   }
 
   async list(labelSelector: string): Promise<V1Lease[]> {
-    const list = await this.call<{ items?: V1Lease[] }>("list", `(selector ${labelSelector})`, {
+    const list = await this.call<{ items?: V1Lease[] }>(`list (selector ${labelSelector})`, undefined, {
       method: "GET",
       path: this.path,
-      query: new URLSearchParams({ labelSelector }).toString(),
+      query: new URLSearchParams({ labelSelector }),
     });
     return list.items ?? [];
   }
 
   async delete(name: string, resourceVersion: string): Promise<void> {
-    await this.call<unknown>(
-      "delete",
-      name,
-      {
+    try {
+      await this.call<unknown>("delete", name, {
         method: "DELETE",
-        path: `${this.path}/${encodeURIComponent(name)}`,
+        path: this.objectPath(name),
         body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { resourceVersion } },
-      },
-      true,
-    );
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
-  private async call<T>(
-    verb: LeaseVerb,
-    name: string,
-    request: KubeJsonRequest,
-    absentOk: true,
-  ): Promise<T | undefined>;
-  private async call<T>(verb: LeaseVerb, name: string, request: KubeJsonRequest): Promise<T>;
-  private async call<T>(
-    verb: LeaseVerb,
-    name: string,
-    request: KubeJsonRequest,
-    absentOk = false,
-  ): Promise<T | undefined> {
-    const resource = `Lease ${this.namespace}/${name}`;
-    let answer;
-    try {
-      answer = await requestKubeJson<T>(this.kubeConfig, { ...request, agent: this.agent });
-    } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      throw new LeaseError(verb, resource, detail, undefined, { cause: err });
-    }
-    if (answer.code >= 200 && answer.code < 300 && answer.value !== undefined) return answer.value;
-    if (answer.code === 404 && absentOk) return undefined;
-    throw new LeaseError(verb, resource, describeKubeFailure(answer), answer.code);
+  private objectPath(name: string): string {
+    return `${this.path}/${encodeURIComponent(name)}`;
+  }
+
+  private call<T>(verb: string, name: string | undefined, request: TransportRequest): Promise<T> {
+    const context: ApiErrorContext = {
+      verb,
+      resource: describeResource(Leases),
+      namespace: this.namespace,
+      name,
+    };
+    return this.transport.call<T>(context, request);
   }
 }

@@ -1,5 +1,5 @@
 import type { V1Lease } from "@kubernetes/client-node";
-import { formatMicroTime } from "@tessera/client";
+import { ApiError, formatMicroTime, isConflict, isNotFound, TransportError } from "@tessera/client";
 import {
   Backoff,
   resolveInstrumentation,
@@ -14,7 +14,7 @@ import {
 } from "@tessera/core";
 import { resolveDurations, type LeaderElectionDurations } from "@tessera/leader-election";
 import { RING_LABEL } from "./assignment-store.js";
-import { LeaseError, type LeaseClient } from "./lease-client.js";
+import type { LeaseClient } from "./lease-client.js";
 import { Milestone } from "./milestone.js";
 
 /** The annotation on a member Lease that carries the last epoch the member applied. */
@@ -144,7 +144,7 @@ export class MemberLease implements Runnable {
    * Taking the Lease is retried with backoff while its failure may pass (no
    * answer, 409, 429, 5xx: an apiserver restarting).
    *
-   * @throws LeaseError when the Lease is refused for good (403, 422: a
+   * @throws ApiError when the Lease is refused for good (403, 422: a
    *   missing permission, an invalid name; then {@link MemberLease.acquired}
    *   answers false)
    */
@@ -190,7 +190,7 @@ export class MemberLease implements Runnable {
         await this.acquire();
         return true;
       } catch (err) {
-        if (!(err instanceof LeaseError) || !isTransient(err)) throw err;
+        if (!(err instanceof ApiError) || !isTransient(err)) throw err;
         const waitMs = backoff.next();
         this.logger.warn("could not acquire the member lease; retrying", {
           lease: this.describe(),
@@ -220,7 +220,7 @@ export class MemberLease implements Runnable {
     try {
       return await this.client.replace(body);
     } catch (err) {
-      if (!(err instanceof LeaseError && err.status === 404)) throw err;
+      if (!isNotFound(err)) throw err;
       const { resourceVersion: _stale, ...metadata } = body.metadata ?? {};
       return this.client.create({ ...body, metadata });
     }
@@ -250,7 +250,7 @@ export class MemberLease implements Runnable {
       try {
         this.lease = await handBack(this.lease);
       } catch (err) {
-        if (!(err instanceof LeaseError && err.isConflict)) throw err;
+        if (!isConflict(err)) throw err;
         const fresh = await this.client.get(this.name);
         if (!fresh || fresh.spec?.holderIdentity !== this.identity) return;
         this.lease = await handBack(fresh);
@@ -279,7 +279,7 @@ export class MemberLease implements Runnable {
       try {
         written = await this.client.replace(body);
       } catch (err) {
-        if (!(err instanceof LeaseError && err.isConflict)) throw err;
+        if (!isConflict(err)) throw err;
         // someone else wrote the Lease: re-read and write over it, it is ours
         const fresh = await this.client.get(this.name);
         written = fresh
@@ -363,6 +363,6 @@ function microTime(date: Date): Date {
 }
 
 /** A Lease failure worth retrying: no answer at all, a conflict with a racing writer, throttling, or a server error. */
-function isTransient(err: LeaseError): boolean {
-  return err.status === undefined || err.status === 409 || err.status === 429 || err.status >= 500;
+function isTransient(err: ApiError): boolean {
+  return err instanceof TransportError || err.code === 409 || err.code === 429 || err.code >= 500;
 }

@@ -1,5 +1,5 @@
 import type { V1Lease } from "@kubernetes/client-node";
-import { Leases, type KubeConfigLike } from "@tessera/client";
+import { isConflict, Leases, type KubeConfigLike } from "@tessera/client";
 import {
   resolveInstrumentation,
   sleep,
@@ -11,7 +11,7 @@ import {
 import { LeaderElector, LeaseLock, type LeaderElectionDurations } from "@tessera/leader-election";
 import { advanceAssignment, emptyAssignment, type Assignment } from "./assignment.js";
 import { ConfigMapAssignmentStore, RING_LABEL } from "./assignment-store.js";
-import { KubernetesLeaseClient, LeaseError, type LeaseClient } from "./lease-client.js";
+import { KubernetesLeaseClient, type LeaseClient } from "./lease-client.js";
 import { MemberTracker } from "./member-tracker.js";
 import { WatchedObjects } from "./watched-objects.js";
 import { ringParticipants } from "./ring-participants.js";
@@ -82,7 +82,9 @@ export class RingCoordinator implements Runnable {
     this.logger = tools.logger;
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.marginMs = options.expiryMarginMs ?? 2_000;
-    this.leases = options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace);
+    this.leases =
+      options.leases ??
+      new KubernetesLeaseClient(options.kubeConfig, options.namespace, { meter: tools.meter });
     this.watchLeases = options.leases
       ? undefined
       : () =>
@@ -99,6 +101,7 @@ export class RingCoordinator implements Runnable {
         kubeConfig: options.kubeConfig,
         namespace: options.namespace,
         ring: options.ring,
+        meter: tools.meter,
       });
     this.fields = { ring: options.ring, identity: options.identity };
     this.metrics = new CoordinatorMetrics(tools.meter, options.ring);
@@ -112,6 +115,7 @@ export class RingCoordinator implements Runnable {
         namespace: options.namespace,
         name: options.ring,
         identity: options.identity,
+        meter: tools.meter,
       }),
       callbacks: { onStartedLeading: (signal) => this.coordinate(signal) },
       clock: tools.clock,
@@ -256,7 +260,7 @@ export class RingCoordinator implements Runnable {
         await this.leases.delete(name, resourceVersion);
         this.logger.debug("deleted a member lease left behind", { ...this.fields, lease: name });
       } catch (err) {
-        if (err instanceof LeaseError && err.isConflict) continue;
+        if (isConflict(err)) continue;
         this.logger.debug("could not delete a member lease left behind", {
           ...this.fields,
           lease: name,

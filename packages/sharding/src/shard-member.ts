@@ -118,7 +118,9 @@ export class ShardMember implements Runnable {
       });
     this.lease = new MemberLease({
       ...options,
-      client: options.leases ?? new KubernetesLeaseClient(options.kubeConfig, options.namespace),
+      client:
+        options.leases ??
+        new KubernetesLeaseClient(options.kubeConfig, options.namespace, { meter: this.tools.meter }),
       ...this.tools,
     });
     this.lease.fence.addEventListener("abort", () => {
@@ -153,7 +155,7 @@ export class ShardMember implements Runnable {
    * 1. joins: takes the member Lease (and keeps renewing it), retrying
    *    while the failure may pass (an apiserver restarting); if the Lease
    *    is refused for good (403, 422), the run rejects with that
-   *    `LeaseError`;
+   *    `ApiError`;
    * 2. follows the published assignment, every `pollIntervalMs`: each new
    *    epoch goes through `onAssignment` and is acknowledged once it resolved;
    * 3. once `signal` aborts, leaves gracefully: gives up every slot (one more

@@ -1,5 +1,11 @@
 import type { V1Lease } from "@kubernetes/client-node";
-import { LeaseError, type LeaseClient } from "../src/index.js";
+import { AlreadyExistsError, ConflictError, NotFoundError, type ApiErrorContext } from "@tessera/client";
+import type { LeaseClient } from "../src/index.js";
+
+/** What an error of `verb` on the Lease `test/<name>` is about, as `KubernetesLeaseClient` says it. */
+export function leaseContext(verb: string, name: string): ApiErrorContext {
+  return { verb, resource: "leases.coordination.k8s.io", namespace: "test", name };
+}
 
 /** A LeaseClient over a Map, with resourceVersion preconditions and switchable faults. */
 export class InMemoryLeaseClient implements LeaseClient {
@@ -37,7 +43,9 @@ export class InMemoryLeaseClient implements LeaseClient {
   async create(lease: V1Lease): Promise<V1Lease> {
     await this.gate();
     const name = lease.metadata!.name!;
-    if (this.leases.has(name)) throw new LeaseError("create", `Lease test/${name}`, "HTTP 409: exists", 409);
+    if (this.leases.has(name)) {
+      throw new AlreadyExistsError(leaseContext("create", name), 409, "AlreadyExists", "exists");
+    }
     return this.store(lease);
   }
 
@@ -45,9 +53,9 @@ export class InMemoryLeaseClient implements LeaseClient {
     await this.gate();
     const name = lease.metadata!.name!;
     const current = this.leases.get(name);
-    if (!current) throw new LeaseError("update", `Lease test/${name}`, "HTTP 404: not found", 404);
+    if (!current) throw new NotFoundError(leaseContext("update", name), 404, "NotFound", "not found");
     if (current.metadata!.resourceVersion !== lease.metadata?.resourceVersion) {
-      throw new LeaseError("update", `Lease test/${name}`, "HTTP 409: the object has been modified", 409);
+      throw new ConflictError(leaseContext("update", name), 409, "Conflict", "the object has been modified");
     }
     return this.store(lease);
   }
@@ -65,7 +73,7 @@ export class InMemoryLeaseClient implements LeaseClient {
     const current = this.leases.get(name);
     if (!current) return;
     if (current.metadata!.resourceVersion !== resourceVersion) {
-      throw new LeaseError("delete", `Lease test/${name}`, "HTTP 409: precondition failed", 409);
+      throw new ConflictError(leaseContext("delete", name), 409, "Conflict", "precondition failed");
     }
     this.leases.delete(name);
   }

@@ -4,13 +4,13 @@ import {
   ACKNOWLEDGED_EPOCH_ANNOTATION,
   OBJECTS_CACHED_ANNOTATION,
   SERVER_FILTERING_ANNOTATION,
-  LeaseError,
   MemberFencedError,
   MemberLease,
   RING_LABEL,
 } from "../src/index.js";
 import { MemberTracker } from "../src/member-tracker.js";
-import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
+import { ApiError, ForbiddenError, TransportError } from "@tessera/client";
+import { InMemoryLeaseClient, leaseContext } from "./in-memory-lease-client.js";
 
 const durations = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
@@ -180,10 +180,10 @@ describe("MemberLease", () => {
 });
 
 describe("MemberLease.run", () => {
-  it("rejects with the LeaseError when the Lease cannot be taken; acquired answers false", async () => {
+  it("rejects with the ApiError when the Lease cannot be taken; acquired answers false", async () => {
     const { client, lease } = setup();
     client.store({ metadata: { name: "web-pod-a" }, spec: { holderIdentity: "" } });
-    const conflict = new LeaseError("update", "Lease test/web-pod-a", "HTTP 403: forbidden", 403);
+    const conflict = new ForbiddenError(leaseContext("update", "web-pod-a"), 403, "Forbidden", "forbidden");
     client.failWith = conflict;
     const running = lease.run(new AbortController().signal);
     assert.equal(await lease.acquired(), false);
@@ -195,7 +195,12 @@ describe("MemberLease.run", () => {
     const clock = new FakeClock();
     const client = new InMemoryLeaseClient();
     const lease = new MemberLease({ client, ring: "web", identity: "pod-a", clock, ...durations });
-    client.failWith = new LeaseError("get", "Lease test/web-pod-a", "request failed: connect ECONNRESET");
+    client.failWith = new TransportError(
+      leaseContext("get", "web-pod-a"),
+      0,
+      "ConnectionFailed",
+      "request failed: connect ECONNRESET",
+    );
     const stop = new AbortController();
     const running = lease.run(stop.signal);
     let acquired: boolean | undefined;
@@ -204,7 +209,12 @@ describe("MemberLease.run", () => {
     assert.equal(acquired, undefined, "still trying, neither held nor given up");
     const attempts = client.calls;
     assert.ok(attempts >= 3, `retried: ${attempts} calls in 5 s`);
-    client.failWith = new LeaseError("get", "Lease test/web-pod-a", "HTTP 503: unavailable", 503);
+    client.failWith = new ApiError(
+      leaseContext("get", "web-pod-a"),
+      503,
+      "ServiceUnavailable",
+      "unavailable",
+    );
     await clock.advance(15_000);
     assert.ok(client.calls > attempts, "a 5xx is retried too");
     client.failWith = undefined;

@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import { KubeConfig } from "@kubernetes/client-node";
 import { FakeClock, TestMetrics } from "@tessera/core/testing";
+import { ForbiddenError } from "@tessera/client";
 import {
-  LeaseError,
   ACKNOWLEDGED_EPOCH_ANNOTATION,
   MemberFencedError,
   ShardMember,
@@ -10,7 +10,7 @@ import {
   type VersionedAssignment,
 } from "../src/index.js";
 import { advanceAssignment, emptyAssignment, type Assignment } from "../src/ranges.js";
-import { InMemoryLeaseClient } from "./in-memory-lease-client.js";
+import { InMemoryLeaseClient, leaseContext } from "./in-memory-lease-client.js";
 
 function setup() {
   const clock = new FakeClock();
@@ -130,10 +130,10 @@ describe("ShardMember", () => {
 
   it("rejects its run when the member Lease is refused for good (403), and never joins", async () => {
     const t = setup();
-    t.leases.failWith = new LeaseError("create", "Lease test/web-a", "HTTP 403: forbidden", 403);
+    t.leases.failWith = new ForbiddenError(leaseContext("create", "web-a"), 403, "Forbidden", "forbidden");
     const running = t.member.run(new AbortController().signal);
     assert.equal(await t.member.joined(), false);
-    await assert.rejects(running, /403: forbidden/);
+    await assert.rejects(running, /403 Forbidden: forbidden/);
     assert.equal(await t.metrics.value("tessera_sharding_slots_owned"), undefined, "no metrics left behind");
   });
 

@@ -1,13 +1,9 @@
 import { strict as assert } from "node:assert";
 import { CoordinationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
+import { TestMetrics } from "@tessera/core/testing";
 import { useControlPlane } from "@tessera/testenv";
-import {
-  LeaderElector,
-  LeaseLock,
-  LockConflictError,
-  LockError,
-  type LeaderElectionRecord,
-} from "../../src/index.js";
+import { AlreadyExistsError, ApiError, ConflictError, isForbidden, isUnauthorized } from "@tessera/client";
+import { LeaderElector, LeaseLock, type LeaderElectionRecord } from "../../src/index.js";
 import { waitFor } from "./live-election.js";
 
 const NAMESPACE = "lease-lock";
@@ -64,14 +60,14 @@ describe("LeaseLock on a real control plane", function () {
     await assert.rejects(
       b.update(record("b", 1), v1),
       (err: unknown) =>
-        err instanceof LockConflictError &&
-        err.status === 409 &&
+        err instanceof ConflictError &&
+        err.code === 409 &&
         err.verb === "update" &&
-        /^cannot update Lease lease-lock\/race: HTTP 409/.test(err.message),
+        /^update leases.coordination.k8s.io lease-lock\/race: 409 Conflict/.test(err.message),
     );
     await assert.rejects(
       b.create(record("b")),
-      (err: unknown) => err instanceof LockConflictError && err.verb === "create",
+      (err: unknown) => err instanceof AlreadyExistsError && err.verb === "create",
     );
     assert.equal((await b.get())?.record.holderIdentity, "a");
   });
@@ -89,6 +85,26 @@ describe("LeaseLock on a real control plane", function () {
     const after = await api.readNamespacedLease({ name: "foreign", namespace: NAMESPACE });
     assert.equal(after.metadata?.annotations?.["example.com/owner"], "team-x");
     assert.equal(after.metadata?.labels?.app, "test");
+  });
+
+  it("counts its requests in client-go's request metrics on the meter it is given", async () => {
+    const metrics = new TestMetrics();
+    const l = new LeaseLock({
+      kubeConfig: env.cp.kubeConfig,
+      namespace: NAMESPACE,
+      name: "metered",
+      identity: "a",
+      meter: metrics.meter,
+    });
+    assert.equal(await l.get(), undefined);
+    const v1 = await l.create(record("a"));
+    await l.update(record("a"), v1);
+    const host = new URL(env.cp.kubeConfig.getCurrentCluster()!.server).host;
+    assert.equal(await metrics.value("rest_client_requests_total", { code: "404", method: "GET", host }), 1);
+    assert.equal(await metrics.value("rest_client_requests_total", { code: "201", method: "POST", host }), 1);
+    assert.equal(await metrics.value("rest_client_requests_total", { code: "200", method: "PUT", host }), 1);
+    assert.equal(await metrics.sum("rest_client_request_duration_seconds", { host }), 3);
+    await metrics.close();
   });
 
   describe("without RBAC for leases", () => {
@@ -139,12 +155,15 @@ describe("LeaseLock on a real control plane", function () {
 
     it("a read fails with an error naming the verb and the Lease (403)", async () => {
       await assert.rejects(lock("guarded", "x", unprivileged).get(), (err: unknown) => {
-        assert.ok(err instanceof LockError && !(err instanceof LockConflictError));
+        assert.ok(err instanceof ApiError && !(err instanceof ConflictError));
         assert.equal(err.verb, "get");
-        assert.equal(err.resource, "Lease lease-lock/guarded");
-        assert.equal(err.status, 403);
-        assert.equal(err.isPermissionDenied, true);
-        assert.match(err.message, /^cannot get Lease lease-lock\/guarded: HTTP 403: /);
+        assert.equal(
+          `${err.resource} ${err.namespace}/${err.objectName}`,
+          "leases.coordination.k8s.io lease-lock/guarded",
+        );
+        assert.equal(err.code, 403);
+        assert.equal(isForbidden(err) || isUnauthorized(err), true);
+        assert.match(err.message, /^get leases.coordination.k8s.io lease-lock\/guarded: 403 Forbidden: /);
         assert.match(err.message, /system:serviceaccount:lease-lock:no-rbac/);
         return true;
       });
@@ -156,10 +175,10 @@ describe("LeaseLock on a real control plane", function () {
       await assert.rejects(
         l.create(record("x")),
         (err: unknown) =>
-          err instanceof LockError &&
+          err instanceof ApiError &&
           err.verb === "create" &&
-          err.status === 403 &&
-          /^cannot create Lease lease-lock\/guarded: HTTP 403: .*cannot create resource "leases"/.test(
+          err.code === 403 &&
+          /^create leases.coordination.k8s.io lease-lock\/guarded: 403 Forbidden: .*cannot create resource "leases"/.test(
             err.message,
           ),
       );
@@ -183,7 +202,10 @@ describe("LeaseLock on a real control plane", function () {
         10_000,
         "the elector to report unhealthy",
       );
-      assert.match(health.reason ?? "", /^cannot create Lease lease-lock\/guarded: HTTP 403/);
+      assert.match(
+        health.reason ?? "",
+        /^create leases.coordination.k8s.io lease-lock\/guarded: 403 Forbidden/,
+      );
       assert.equal(elector.lastError?.verb, "create");
       stop.abort();
       assert.deepEqual(await run, { led: false, reason: "cancelled" });

@@ -104,7 +104,9 @@ function bindInformerFactory(container: Container): void {
 function bindClients(container: Container): void {
   container
     .bind(Transport)
-    .toDynamicValue((ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig)))
+    .toDynamicValue(
+      (ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig), { meter: use(ctx, Tokens.Meter) }),
+    )
     .inSingletonScope();
   container
     .bind(Tokens.ApiClient)

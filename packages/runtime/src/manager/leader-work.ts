@@ -60,6 +60,7 @@ export class LeaderWork implements Runnable {
         namespace: config.namespace,
         name: lease,
         identity: config.identity,
+        meter: this.options.instrumentation.meter,
       }),
       leaseDurationMs: config.leaderElection.leaseDurationMs,
       renewDeadlineMs: config.leaderElection.renewDeadlineMs,

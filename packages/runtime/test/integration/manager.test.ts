@@ -438,6 +438,40 @@ describe("Manager (in process, real API server)", function () {
     }
   });
 
+  it("counts its API requests in client-go's rest_client metrics: the client's writes and the leader Lease's", async () => {
+    const { manager, records } = await startWidgetManager({
+      mode: "leader",
+      metricsBindAddress: "127.0.0.1:0",
+    });
+    const { metrics } = await manager.endpoints();
+    assert.ok(metrics);
+    const ns = await createNamespace(env.cp, "rest-metrics");
+    await createWidget(env.cp, ns, "counted", { data: { a: "1" } });
+    await eventually("the widget reconciled", () => records.some((r) => r.key === `${ns}/counted`));
+    const host = new URL(env.cp.kubeConfig.getCurrentCluster()!.server).host;
+    const scrape = async () =>
+      parsePrometheusText(await (await fetch(`http://127.0.0.1:${metrics.port}/metrics`)).text());
+    // The Lease is created (POST), then renewed (PUT) every retry period; the reconciler applies (PATCH).
+    await eventually(
+      "a Lease renewal counted",
+      async () =>
+        sumSamples(await scrape(), "rest_client_requests_total", { method: "PUT", code: "200", host }) > 0,
+    );
+    const families = await scrape();
+    assert.equal(families.get("rest_client_requests_total")?.type, "counter");
+    assert.equal(families.get("rest_client_request_duration_seconds")?.type, "histogram");
+    assert.ok(sumSamples(families, "rest_client_requests_total", { method: "POST", code: "201", host }) >= 1);
+    assert.ok(sumSamples(families, "rest_client_requests_total", { method: "PATCH", host }) >= 2);
+    assert.ok(
+      sumSamples(
+        families,
+        "rest_client_request_duration_seconds",
+        { verb: "PATCH", host },
+        "rest_client_request_duration_seconds_count",
+      ) >= 2,
+    );
+  });
+
   it("fails start-up on a kind discovery does not know, naming its group, version and kind", async () => {
     const manager = await Manager.create({
       config: { ...quiet, name: "gadgets" },

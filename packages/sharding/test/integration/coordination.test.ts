@@ -2,8 +2,8 @@ import { strict as assert } from "node:assert";
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { CapturingLogger, TestMetrics } from "@tessera/core/testing";
 import { eventually, FaultProxy, kubeConfigVia, useControlPlane } from "@tessera/testenv";
+import { AlreadyExistsError, ConflictError } from "@tessera/client";
 import {
-  AssignmentConflictError,
   ConfigMapAssignmentStore,
   MemberFencedError,
   RING_LABEL,
@@ -35,7 +35,7 @@ describe("ring coordination objects on the real control plane", function () {
         acknowledged: () => undefined,
       })!;
       const v1 = await store.create(e1);
-      await assert.rejects(store.create(e1), AssignmentConflictError);
+      await assert.rejects(store.create(e1), AlreadyExistsError);
 
       const read = (await store.read())!;
       assert.equal(read.version, v1);
@@ -46,8 +46,8 @@ describe("ring coordination objects on the real control plane", function () {
       const v2 = await store.replace(e2, v1);
       const e2b = advanceAssignment(e1, { members: ["a"], acknowledged: () => 1 })!;
       await assert.rejects(store.replace(e2b, v1), (e: unknown) => {
-        assert.ok(e instanceof AssignmentConflictError);
-        assert.match(e.message, /^cannot update ConfigMap ring\/r1-assignment: HTTP 409/);
+        assert.ok(e instanceof ConflictError);
+        assert.match(e.message, /^update configmaps ring\/r1-assignment: 409 Conflict/);
         assert.equal(e.verb, "update");
         return true;
       });
@@ -75,7 +75,7 @@ describe("ring coordination objects on the real control plane", function () {
       const results = await Promise.allSettled([store.replace(left, v1), store.replace(right, v1)]);
       assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
       const loser = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
-      assert.ok(loser.reason instanceof AssignmentConflictError);
+      assert.ok(loser.reason instanceof ConflictError);
     });
 
     it("reports a damaged assignment with the resource named", async () => {
