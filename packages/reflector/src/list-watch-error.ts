@@ -1,4 +1,4 @@
-import type { Status } from "@tessera/client";
+import { ApiError, type Status } from "@tessera/client";
 
 /** The request a {@link ListWatchError} arose in. */
 export type ListWatchVerb = "list" | "watch";
@@ -13,32 +13,37 @@ export interface ListWatchErrorContext {
 }
 
 /**
- * Any failure of a LIST or a WATCH. `code` is the HTTP status (or a Status's
+ * Any failure of a LIST or a WATCH: an {@link ApiError} of the one family
+ * every API failure belongs to. `code` is the HTTP status (or a Status's
  * `code`), 0 when no response was had; `reason` is the Kubernetes
  * `StatusReason` (`NotFound`, `Forbidden`, `Expired`, ...) or, for failures
  * that are not the server's answer, one of ours (`ConnectionFailed`,
  * `MalformedStream`, `InactivityTimeout`, `InitialEventsTimeout`,
  * `WatchListInconsistent`).
  */
-export class ListWatchError extends Error {
+export class ListWatchError extends ApiError {
   override name = "ListWatchError";
-  readonly resource: string;
-  readonly verb: ListWatchVerb;
-  readonly namespace: string | undefined;
+  declare readonly verb: ListWatchVerb;
 
   constructor(
     context: ListWatchErrorContext,
-    readonly code: number,
-    readonly reason: string,
+    code: number,
+    reason: string,
     detail: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; status?: Status | undefined },
   ) {
+    super(
+      { verb: context.verb, resource: context.resource, namespace: context.namespace },
+      code,
+      reason,
+      detail,
+      options?.status,
+      options,
+    );
+    // A collection, not an object: the message names the namespace listed, and no code when none came.
     const where = context.namespace ? ` in namespace "${context.namespace}"` : "";
     const status = code > 0 ? `${code} ${reason}` : reason;
-    super(`${context.verb} ${context.resource}${where}: ${status}: ${detail}`, options);
-    this.resource = context.resource;
-    this.verb = context.verb;
-    this.namespace = context.namespace;
+    this.message = `${context.verb} ${context.resource}${where}: ${status}: ${detail}`;
   }
 }
 
@@ -52,11 +57,11 @@ export class ApiStatusError extends ListWatchError {
     reason: string,
     message: string,
     /** The Status object the server sent, when it sent one. */
-    readonly status: Status | undefined,
+    status: Status | undefined,
     /** `"response"` for an HTTP status, `"event"` for a watch ERROR event. */
     readonly source: "response" | "event",
   ) {
-    super(context, code, reason, message);
+    super(context, code, reason, message, { status });
   }
 }
 
