@@ -72,6 +72,11 @@ export class ApiClient implements Client, ApiReader {
   }
 
   async list<T extends KubeObject>(resource: Resource<T>, options: ListOptions = {}): Promise<T[]> {
+    if (options.index !== undefined) {
+      throw new TypeError(
+        `list ${describeResource(resource)}: index "${options.index.name}" is kept by the manager's cache, not the API server; list through the cached client (Tokens.Client), or select by fields here`,
+      );
+    }
     const items: T[] = [];
     let token: string | undefined;
     do {

@@ -22,8 +22,19 @@ export interface ListOptions {
    * selector in kubectl's grammar (`"app=web,tier!=db"`, `"env in (a,b)"`, `"!legacy"`).
    */
   labels?: Readonly<Record<string, string>> | string;
-  /** Field paths and the exact values they must have, e.g. `{ "metadata.name": "a", "spec.nodeName": "n1" }`. */
+  /**
+   * Field paths and the exact values they must have, e.g. `{ "metadata.name": "a", "spec.nodeName": "n1" }`.
+   * The direct client sends them to the server as a field selector; the
+   * manager's cached client reads each from the index of that name declared
+   * on the kind (`metadata.name` and `metadata.namespace` need none), and
+   * refuses a field without one.
+   */
   fields?: Readonly<Record<string, string>>;
+  /**
+   * The objects a declared index files under `value` (controller-runtime's
+   * field indexers): cached reads only; the direct client refuses it.
+   */
+  index?: { readonly name: string; readonly value: string };
   signal?: AbortSignal;
 }
 

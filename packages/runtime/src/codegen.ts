@@ -8,3 +8,4 @@ export { ControllerBuilder } from "./builder/controller-builder.js";
 export type { ControllerDefinition, WatchDeclaration, PermissionRule } from "./builder/controller-builder.js";
 export { BuilderError } from "./builder/builder-error.js";
 export type { Kind } from "./builder/kind.js";
+export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";

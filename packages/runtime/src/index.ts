@@ -30,6 +30,7 @@ export type { Result } from "./reconcile/result.js";
 export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcile/reconciler.js";
 export type { ControllerBuilder, WatchOptions } from "./builder/controller-builder.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
+export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
 export { enqueueForObject, enqueueForOwner } from "./handler/event-handler.js";
 export type { MapToRequests } from "./handler/event-handler.js";
 export { TerminalError } from "@tessera/workqueue";

@@ -91,4 +91,67 @@ describe("ControllerBuilder", () => {
       .complete(() => undefined);
     assert.deepEqual(completed, ["mirror"]);
   });
+
+  it("records each kind's cache options, the predicates left out", () => {
+    const bySecret = (o: KubeObject) => [o.metadata?.name ?? ""];
+    const definition = new ControllerBuilder()
+      .for(Widgets, { namespaces: ["team-a", "team-b"], predicates: [generationChanged()] })
+      .owns(ConfigMaps, { labels: { app: "widget" }, fields: "metadata.name!=skip", metadataOnly: true })
+      .watches(Secrets, () => [], { indexes: { "spec.secretName": bySecret } })
+      .build();
+    assert.deepEqual(definition.cache, { namespaces: ["team-a", "team-b"] });
+    assert.deepEqual(definition.watches[0]?.cache, {
+      labels: { app: "widget" },
+      fields: "metadata.name!=skip",
+      metadataOnly: true,
+    });
+    assert.equal(definition.watches[1]?.cache.indexes?.["spec.secretName"], bySecret);
+  });
+
+  it("refuses bad cache options as one BuilderError naming each field, before anything starts", () => {
+    const one = (o: KubeObject) => [o.metadata?.name ?? ""];
+    const other = (o: KubeObject) => [o.metadata?.uid ?? ""];
+    assert.throws(
+      () =>
+        new ControllerBuilder()
+          .for(Widgets, { namespaces: ["", "Team_A"] })
+          .owns(ConfigMaps, {
+            labels: "app in (a,b",
+            fields: "spec.nodeName~n1",
+            indexes: { "": one, byOwner: one },
+          })
+          .watches(ConfigMaps, () => [], { indexes: { byOwner: other }, fields: {} })
+          .build(),
+      (error: unknown) => {
+        assert.ok(error instanceof BuilderError);
+        assert.equal(error.problems.length, 7, error.message);
+        assert.match(
+          error.message,
+          /for\(Widget \(example.com\/v1\)\): namespaces: "" is not a namespace name/,
+        );
+        assert.match(
+          error.message,
+          /for\(Widget \(example.com\/v1\)\): namespaces: "Team_A" is not a namespace name/,
+        );
+        assert.match(error.message, /owns\(ConfigMap \(v1\)\): labels: label selector "app in \(a,b"/);
+        assert.match(error.message, /owns\(ConfigMap \(v1\)\): fields: cannot parse "spec.nodeName~n1"/);
+        assert.match(error.message, /owns\(ConfigMap \(v1\)\): indexes: an index name is empty/);
+        assert.match(
+          error.message,
+          /watches\(ConfigMap \(v1\)\): fields: an empty selector selects everything/,
+        );
+        assert.match(
+          error.message,
+          /indexes: "byOwner" of ConfigMap \(v1\) is declared twice with different functions/,
+        );
+        return true;
+      },
+    );
+    // The same function under one name twice is one index, not a conflict.
+    new ControllerBuilder()
+      .for(Widgets)
+      .owns(ConfigMaps, { indexes: { byOwner: one } })
+      .watches(ConfigMaps, () => [], { indexes: { byOwner: one } })
+      .build();
+  });
 });

@@ -85,6 +85,8 @@ describe("the configuration schema", () => {
       TESSERA_METRICS_BIND_ADDRESS: ":9443",
       TESSERA_METRICS_AUTH: "false",
       TESSERA_CONTROLLERS: '{"widget":{"mode":"sharded"}}',
+      TESSERA_CACHE_NAMESPACES: '["team-a","team-b"]',
+      TESSERA_CACHE_BY_KIND: '{"secrets":{"namespaces":["team-a"],"labels":"app=web"}}',
     };
     for (const [name, { path, node }] of variables) {
       const literal = node.default;
@@ -153,7 +155,12 @@ describe("the configuration schema", () => {
     // Run-time: the leaves a loaded configuration holds are the schema's, no more.
     const config = loadConfig({ config: { name: "widgets" }, env: {}, namespaceFile: noNamespaceFile });
     const held = (value: unknown, path: string[] = []): string[] =>
-      value !== null && typeof value === "object" && path[0] !== "controllers"
+      // Open maps (controllers, cache.byKind) and lists are leaves: one setting each.
+      value !== null &&
+      typeof value === "object" &&
+      !Array.isArray(value) &&
+      path[0] !== "controllers" &&
+      path.join(".") !== "cache.byKind"
         ? Object.entries(value).flatMap(([key, child]) => held(child, [...path, key]))
         : [path.join(".")];
     const filled = leaves(schema)

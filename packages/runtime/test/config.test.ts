@@ -48,6 +48,54 @@ describe("loadConfig", () => {
     );
   });
 
+  it("takes the cache's namespaces and per-kind scope from code, a file and TESSERA_CACHE_*", () => {
+    const defaults = loadConfig({ env: {}, namespaceFile: noNamespaceFile });
+    assert.deepEqual(defaults.cache.namespaces, []);
+    assert.deepEqual(defaults.cache.byKind, {});
+    assert.equal(defaults.cache.lazy, false);
+    const fromCode = loadConfig({
+      config: { cache: { namespaces: ["team-a"], byKind: { secrets: { labels: "app=web" } } } },
+      env: {},
+      namespaceFile: noNamespaceFile,
+    });
+    assert.deepEqual(fromCode.cache.namespaces, ["team-a"]);
+    assert.deepEqual(fromCode.cache.byKind, { secrets: { labels: "app=web" } });
+    const fromEnv = loadConfig({
+      env: {
+        TESSERA_CACHE_NAMESPACES: " team-a, team-b ",
+        TESSERA_CACHE_BY_KIND: '{"configmaps":{"namespaces":["team-a"],"fields":"metadata.name!=x"}}',
+        TESSERA_CACHE_LAZY: "true",
+      },
+      namespaceFile: noNamespaceFile,
+    });
+    assert.deepEqual(fromEnv.cache.namespaces, ["team-a", "team-b"]);
+    assert.deepEqual(fromEnv.cache.byKind, {
+      configmaps: { namespaces: ["team-a"], fields: "metadata.name!=x" },
+    });
+    assert.equal(fromEnv.cache.lazy, true);
+    assert.deepEqual(
+      loadConfig({ env: { TESSERA_CACHE_NAMESPACES: "" }, namespaceFile: noNamespaceFile }).cache.namespaces,
+      [],
+    );
+    assert.throws(
+      () => loadConfig({ env: { TESSERA_CACHE_NAMESPACES: "Team_A" }, namespaceFile: noNamespaceFile }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.violations.some(
+          (v) => v.path.startsWith("/cache/namespaces") && v.source === "TESSERA_CACHE_NAMESPACES",
+        ),
+    );
+    assert.throws(
+      () =>
+        loadConfig({
+          config: { cache: { byKind: { secrets: { label: "app=web" } as never } } },
+          env: {},
+          namespaceFile: noNamespaceFile,
+        }),
+      ConfigError,
+    );
+  });
+
   it("layers code, then the file, then TESSERA_* variables; the environment wins", () => {
     const path = file(
       "layers.yaml",

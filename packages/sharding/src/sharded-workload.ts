@@ -7,9 +7,14 @@ import {
   type ResolvedInstrumentation,
   type Runnable,
 } from "@tessera/core";
-import { SharedIndexInformer, stripManagedFields } from "@tessera/informers";
+import {
+  SharedIndexInformer,
+  composeTransforms,
+  stripManagedFields,
+  type Transform,
+} from "@tessera/informers";
 import type { LeaderElectionDurations } from "@tessera/leader-election";
-import { KubeListerWatcher, type Compression } from "@tessera/reflector";
+import { KubeListerWatcher, type Compression, type Indexers } from "@tessera/reflector";
 import type { KubeConfigLike, KubeObject, Resource } from "@tessera/client";
 import { createDequeueGuard } from "./dequeue-guard.js";
 import { InFlightReconciles } from "./in-flight-reconciles.js";
@@ -38,6 +43,20 @@ export interface ShardedWorkloadOptions<T extends KubeObject> extends Instrument
   compression?: Compression;
   /** The kind's wire; default JSON. */
   wire?: "json" | "protobuf";
+  /**
+   * Narrows the member's cache beyond its slots: the server filters by
+   * these as well as by the member's shard. Default: every object of the
+   * member's slots, managedFields dropped.
+   */
+  cache?: {
+    /** One namespace; absent: all. */
+    namespace?: string;
+    labelSelector?: string;
+    fieldSelector?: string;
+    /** Applied after managedFields are dropped. */
+    transform?: Transform<T>;
+    indexers?: Indexers<T>;
+  };
 }
 
 /**
@@ -149,7 +168,11 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     options: ShardedWorkloadOptions<T>,
     instrumentation: ResolvedInstrumentation,
   ): SharedIndexInformer<T> {
+    const cache = options.cache ?? {};
     const lw = new KubeListerWatcher(options.kubeConfig, options.resource, {
+      ...(cache.namespace ? { namespace: cache.namespace } : {}),
+      ...(cache.labelSelector ? { labelSelector: cache.labelSelector } : {}),
+      ...(cache.fieldSelector ? { fieldSelector: cache.fieldSelector } : {}),
       ...(options.compression ? { compression: options.compression } : {}),
       ...(options.wire ? { wire: options.wire } : {}),
       // The cache strips them below; the decoder need not shape them.
@@ -159,7 +182,10 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
       ...instrumentation,
       listerWatcher: lw,
       handle: options.resource,
-      transform: stripManagedFields,
+      transform: cache.transform
+        ? composeTransforms(stripManagedFields, cache.transform)
+        : stripManagedFields,
+      ...(cache.indexers ? { indexers: cache.indexers } : {}),
       source: (store) =>
         (this.reflector = new ShardedReflector<T>({
           ...instrumentation,

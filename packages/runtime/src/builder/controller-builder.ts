@@ -3,6 +3,7 @@ import type { MapToRequests } from "../handler/event-handler.js";
 import type { Predicate } from "../predicate/predicate.js";
 import type { Reconciler, ReconcileFunction } from "../reconcile/reconciler.js";
 import { BuilderError } from "./builder-error.js";
+import { cacheOptionProblems, type CacheOptions, type IndexFunction } from "./cache-options.js";
 import type { ControllerOptions } from "./controller-options.js";
 import { describeKind, type Kind } from "./kind.js";
 
@@ -15,6 +16,8 @@ export interface WatchDeclaration {
   /** `owns`: the controller owner of the primary kind; `watches`: the given mapping. */
   readonly map: { readonly type: "owner" } | { readonly type: "mapped"; readonly toRequests: MapToRequests };
   readonly predicates: readonly Predicate[];
+  /** What the manager caches of the kind for this watch. */
+  readonly cache: Readonly<CacheOptions>;
 }
 
 /**
@@ -34,14 +37,16 @@ export interface ControllerDefinition<T extends KubeObject = KubeObject> {
   readonly name: string;
   readonly for: Kind<T>;
   readonly predicates: readonly Predicate<T>[];
+  /** What the manager caches of the primary kind. */
+  readonly cache: Readonly<CacheOptions>;
   readonly watches: readonly WatchDeclaration[];
   readonly options: Readonly<ControllerOptions>;
   /** Permissions declared with {@link ControllerBuilder.needs}. */
   readonly permissions: readonly PermissionRule[];
 }
 
-/** Options of `for`, `owns` and `watches`. */
-export interface WatchOptions<T extends KubeObject> {
+/** Options of `for`, `owns` and `watches`: what to cache of the kind (see {@link CacheOptions}), and which events count. */
+export interface WatchOptions<T extends KubeObject> extends CacheOptions<T> {
   /** Events must pass every one of these (combine with `and`, `or`, `not`). */
   predicates?: readonly Predicate<T>[];
 }
@@ -61,6 +66,8 @@ export interface WatchOptions<T extends KubeObject> {
 export class ControllerBuilder<T extends KubeObject = KubeObject> {
   private forKind: Kind<T> | undefined;
   private forPredicates: readonly Predicate<T>[] = [];
+  /** Erased to KubeObject like the secondaries', so the builder stays assignable across its type parameter. */
+  private forCache: CacheOptions = {};
   private readonly secondaries: WatchDeclaration[] = [];
   private options: ControllerOptions = {};
   private controllerName: string | undefined;
@@ -83,6 +90,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     }
     self.forKind = kind;
     self.forPredicates = options.predicates ?? [];
+    self.forCache = self.cacheOf(`for(${describeKind(kind)})`, options);
     return self;
   }
 
@@ -96,6 +104,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       kind,
       map: { type: "owner" },
       predicates: options.predicates ?? [],
+      cache: this.cacheOf(`owns(${describeKind(kind)})`, options),
     });
     return this;
   }
@@ -116,8 +125,16 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       kind,
       map: { type: "mapped", toRequests: toRequests as MapToRequests },
       predicates: options.predicates ?? [],
+      cache: this.cacheOf(`watches(${describeKind(kind)})`, options),
     });
     return this;
+  }
+
+  /** The cache options of `options` (the predicates left out), their mistakes collected. */
+  private cacheOf<U extends KubeObject>(where: string, options: WatchOptions<U>): CacheOptions {
+    const { predicates: _predicates, ...cache } = options;
+    this.problems.push(...cacheOptionProblems(where, cache as CacheOptions<never>));
+    return Object.freeze({ ...cache }) as CacheOptions;
   }
 
   /** Predicates on the primary kind's events, added to those given to `for`. */
@@ -223,16 +240,44 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
         );
       }
     }
+    if (forKind) problems.push(...indexConflicts(forKind, this.forCache, this.secondaries));
     if (problems.length > 0 || forKind === undefined) throw new BuilderError(name, problems);
     return Object.freeze({
       name,
       for: forKind,
       predicates: this.forPredicates,
+      cache: this.forCache,
       watches: [...this.secondaries],
       options: Object.freeze({ ...this.options }),
       permissions: [...this.permissions],
     });
   }
+}
+
+/** An index name given two different functions for one kind (by `for`, `owns` or `watches`). */
+function indexConflicts(
+  forKind: Kind,
+  forCache: CacheOptions,
+  secondaries: readonly WatchDeclaration[],
+): string[] {
+  const seen = new Map<string, IndexFunction>();
+  const problems: string[] = [];
+  for (const [kind, cache] of [
+    [forKind, forCache] as const,
+    ...secondaries.map((s) => [s.kind, s.cache] as const),
+  ]) {
+    for (const [name, fn] of Object.entries(cache.indexes ?? {})) {
+      const key = `${kind.group}/${kind.kind}/${name}`;
+      const before = seen.get(key);
+      if (before !== undefined && before !== fn) {
+        problems.push(
+          `indexes: "${name}" of ${describeKind(kind)} is declared twice with different functions; give one of them another name, or pass the same function`,
+        );
+      }
+      seen.set(key, fn);
+    }
+  }
+  return problems;
 }
 
 function sameKind(a: Kind, b: Kind): boolean {

@@ -1,5 +1,14 @@
 import type { SharedIndexInformer, SharedInformerFactory } from "@tessera/informers";
-import { describeResource, type KubeObject, type Resource, ApiError, labelMatcher } from "@tessera/client";
+import {
+  describeResource,
+  type ApiErrorContext,
+  type KubeObject,
+  type Resource,
+  ApiError,
+  labelMatcher,
+} from "@tessera/client";
+import type { IndexFunction } from "../builder/cache-options.js";
+import type { DeclaredCache, DeclaredCaches } from "./declared-caches.js";
 import type {
   ApplyConfiguration,
   ApplyOptions,
@@ -11,11 +20,35 @@ import type {
   WriteOptions,
 } from "@tessera/client";
 
+/** Options of a {@link CachedClient}. */
+export interface CachedClientOptions {
+  /**
+   * The caches the manager's controllers declared: reads are served from
+   * them, and a read of a kind none declared fails with an error naming the
+   * fix. Absent (a client made by hand): every kind is read from the
+   * factory's cache of the whole kind, started on its first read.
+   */
+  caches?: DeclaredCaches;
+  /**
+   * With `caches`: a read of a kind no controller declared starts a cache
+   * of the whole kind (every namespace, every object) and waits for it to
+   * sync, instead of failing (the manager's `cache.lazy`). Default false.
+   */
+  lazy?: boolean;
+}
+
 /**
  * controller-runtime's split client: `get` and `list` read the informer
- * cache of the manager (the informer for a resource starts on its first read
- * and the read waits for it to sync), writes go to the API server through
- * the writer (an `ApiClient`).
+ * caches of the manager, writes go to the API server through the writer
+ * (an `ApiClient`).
+ *
+ * In a manager, reads are served by the caches the controllers declared
+ * (`for`, `owns`, `watches` and their cache options): a kind none declared
+ * fails at once (declare it, or read it with `Tokens.ApiReader`), unless
+ * `cache.lazy` starts a cache of the whole kind on its first read. A read
+ * waits for the caches it uses to sync. `list` by `fields` reads the index
+ * named for each field (declared with `indexes`), never scans the cache;
+ * `metadata.name` and `metadata.namespace` need no index.
  *
  * Reads return the cached objects themselves, not copies: copying every
  * object of every list costs more than the reconcile, and a reconciler that
@@ -25,32 +58,89 @@ import type {
  */
 export class CachedClient implements Client {
   readonly reads = "cache";
+  private readonly caches: DeclaredCaches | undefined;
+  private readonly lazy: boolean;
+
   constructor(
     private readonly factory: SharedInformerFactory,
     private readonly writer: Client,
-  ) {}
+    options: CachedClientOptions = {},
+  ) {
+    this.caches = options.caches;
+    this.lazy = options.lazy ?? false;
+  }
 
   async get<T extends KubeObject>(
     resource: Resource<T>,
     ref: ObjectRef,
     options: { signal?: AbortSignal } = {},
   ): Promise<T | undefined> {
-    const informer = await this.synced(resource, "get", options.signal, ref);
+    const context = {
+      verb: "get",
+      resource: describeResource(resource),
+      namespace: ref.namespace,
+      name: ref.name,
+    };
+    const informers = await this.synced(resource, context, options.signal);
     const key = resource.scope === "Namespaced" && ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
-    return informer.lister.getByKey(key);
+    for (const informer of informers) {
+      const found = informer.lister.getByKey(key);
+      if (found !== undefined) return found;
+    }
+    return undefined;
   }
 
   async list<T extends KubeObject>(resource: Resource<T>, options: ListOptions = {}): Promise<T[]> {
-    const informer = await this.synced(resource, "list", options.signal, { namespace: options.namespace });
-    const namespace = resource.scope === "Namespaced" ? options.namespace : undefined;
-    let items = namespace ? informer.lister.namespace(namespace).list() : informer.lister.list();
-    if (options.labels !== undefined) {
-      const matches = labelMatcher(options.labels);
-      items = items.filter((o) => matches(o.metadata?.labels ?? {}));
+    const context = { verb: "list", resource: describeResource(resource), namespace: options.namespace };
+    const fields = Object.entries(options.fields ?? {});
+    // metadata.namespace is the cache's own namespace index; metadata.name is a cheap check of each object.
+    const fieldNamespace = fields.find(([path]) => path === "metadata.namespace")?.[1];
+    if (
+      fieldNamespace !== undefined &&
+      options.namespace !== undefined &&
+      fieldNamespace !== options.namespace
+    ) {
+      return [];
     }
-    if (options.fields !== undefined) {
-      const fields = Object.entries(options.fields);
-      items = items.filter((o) => fields.every(([path, value]) => fieldValue(o, path) === value));
+    const namespace = resource.scope === "Namespaced" ? (options.namespace ?? fieldNamespace) : undefined;
+    const informers = await this.synced(resource, { ...context, namespace }, options.signal);
+    const indexed = fields.filter(([path]) => path !== "metadata.namespace" && path !== "metadata.name");
+    const name = fields.find(([path]) => path === "metadata.name")?.[1];
+    const lookups = [
+      ...(options.index ? [[options.index.name, options.index.value] as const] : []),
+      ...indexed,
+    ];
+    for (const [index, _] of lookups) this.requireIndex(resource, informers, index, context);
+    const matchesLabels = options.labels === undefined ? undefined : labelMatcher(options.labels);
+    const seen = informers.length > 1 ? new Set<string>() : undefined;
+    const items: T[] = [];
+    for (const informer of informers) {
+      const [first, ...rest] = lookups;
+      let candidates: T[];
+      if (first !== undefined) {
+        candidates = informer.lister.byIndex(first[0], first[1]);
+        if (namespace !== undefined)
+          candidates = candidates.filter((o) => o.metadata?.namespace === namespace);
+      } else if (name !== undefined && namespace !== undefined) {
+        const one = informer.lister.namespace(namespace).get(name);
+        candidates = one === undefined ? [] : [one];
+      } else {
+        candidates =
+          namespace !== undefined ? informer.lister.namespace(namespace).list() : informer.lister.list();
+      }
+      const indexers = rest.length > 0 ? informer.getIndexers() : {};
+      for (const object of candidates) {
+        if (name !== undefined && object.metadata?.name !== name) continue;
+        if (!rest.every(([index, value]) => (indexers[index] as IndexFunction<T>)(object).includes(value)))
+          continue;
+        if (matchesLabels && !matchesLabels(object.metadata?.labels ?? {})) continue;
+        if (seen) {
+          const key = `${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+        }
+        items.push(object);
+      }
     }
     return items;
   }
@@ -100,34 +190,81 @@ export class CachedClient implements Client {
     return this.writer.applyStatus(resource, object, options);
   }
 
-  /** The cache of `resource`, started on first use and synced. */
+  /**
+   * The caches a read of `resource` in `context.namespace` uses, synced:
+   * the declared ones that hold that namespace, else (a hand-made client, or
+   * `lazy`) the factory's cache of the whole kind.
+   */
   private async synced<T extends KubeObject>(
     resource: Resource<T>,
-    verb: string,
+    context: ApiErrorContext,
     signal: AbortSignal | undefined,
-    ref: { namespace?: string | undefined; name?: string },
-  ): Promise<SharedIndexInformer<T>> {
-    const informer = this.factory.informerFor(resource);
-    if (!informer.hasSynced() && !(await informer.waitForSync(signal))) {
-      signal?.throwIfAborted();
+  ): Promise<SharedIndexInformer<T>[]> {
+    const informers = this.informersFor(resource, context);
+    for (const informer of informers) {
+      if (!informer.hasSynced() && !(await informer.waitForSync(signal))) {
+        signal?.throwIfAborted();
+        throw new ApiError(
+          context,
+          0,
+          "CacheNotSynced",
+          "the cache stopped before it synced (the manager is shutting down)",
+        );
+      }
+    }
+    return informers;
+  }
+
+  private informersFor<T extends KubeObject>(
+    resource: Resource<T>,
+    context: ApiErrorContext,
+  ): SharedIndexInformer<T>[] {
+    const declared = this.caches?.of(resource) ?? [];
+    if (declared.length === 0) {
+      if (this.caches === undefined || this.lazy) return [this.factory.informerFor(resource)];
       throw new ApiError(
-        { verb, resource: describeResource(resource), namespace: ref.namespace, name: ref.name },
+        context,
         0,
-        "CacheNotSynced",
-        "the cache stopped before it synced (the manager is shutting down)",
+        "KindNotCached",
+        `no controller declares a cache of ${context.resource}: declare it with owns(...) or watches(...) (its cache options scope it), read it with Tokens.ApiReader (a request to the API server each time), or set cache.lazy to cache the whole kind on its first read`,
       );
     }
-    return informer;
+    const namespace = resource.scope === "Namespaced" ? context.namespace : undefined;
+    const holding = declared.filter(
+      (c) => namespace === undefined || c.namespace === undefined || c.namespace === namespace,
+    );
+    if (holding.length === 0) {
+      const cached = declared.map((c) => c.namespace).join(", ");
+      throw new ApiError(
+        context,
+        0,
+        "NamespaceNotCached",
+        `the caches of ${context.resource} hold the namespaces ${cached} (declared by ${controllersOf(declared)}), not ${namespace}: add it to the namespaces of a declaration, or read it with Tokens.ApiReader`,
+      );
+    }
+    return holding.map((c) => c.informer as unknown as SharedIndexInformer<T>);
+  }
+
+  /** Fails, naming the index to declare, when `name` is not an index of every cache read. */
+  private requireIndex(
+    resource: Resource,
+    informers: readonly SharedIndexInformer<KubeObject>[],
+    name: string,
+    context: ApiErrorContext,
+  ): void {
+    const known = this.caches?.of(resource).length
+      ? this.caches.hasIndex(resource, name)
+      : informers.every((i) => i.getIndexers()[name] !== undefined);
+    if (known) return;
+    throw new ApiError(
+      context,
+      0,
+      "IndexNotDeclared",
+      `no index "${name}" on the cache of ${context.resource}, and the cache does not scan: declare it where the kind is declared, e.g. owns(kind, { indexes: { "${name}": (o) => [/* the value of ${name} */] } }), or list with Tokens.ApiReader (the server filters by field selectors)`,
+    );
   }
 }
 
-/** The string at a dotted path (`metadata.name`, `spec.nodeName`), as a field selector compares it. */
-function fieldValue(object: KubeObject, path: string): string | undefined {
-  let at: unknown = object;
-  for (const part of path.split(".")) {
-    if (at === null || typeof at !== "object") return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  // Field selectors compare scalars; an object or array at the path matches nothing.
-  return typeof at === "string" || typeof at === "number" || typeof at === "boolean" ? String(at) : undefined;
+function controllersOf(caches: readonly DeclaredCache[]): string {
+  return [...new Set(caches.flatMap((c) => c.controllers))].map((c) => `"${c}"`).join(", ");
 }

@@ -215,6 +215,52 @@ export const managerConfigSchema = {
           default: 120_000,
           description: "How long start-up waits for the caches to sync before failing.",
         },
+        namespaces: {
+          type: "array",
+          items: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength: 63 },
+          uniqueItems: true,
+          default: [],
+          description:
+            'The namespaces every cache of a namespaced kind holds (one informer per namespace), e.g. `["team-a","team-b"]`; in the environment, comma-separated. Empty: all namespaces. `cache.byKind` and a declaration\'s `namespaces` win over it.',
+        },
+        byKind: {
+          type: "object",
+          default: {},
+          description:
+            'Per-kind cache scope, by resource as RBAC names it (`configmaps`, `deployments.apps`, `widgets.example.com`), e.g. `{"secrets":{"labels":"app=web"}}`; a declaration\'s own cache options win over it.',
+          additionalProperties: {
+            type: "object",
+            additionalProperties: false,
+            properties: {
+              namespaces: {
+                type: "array",
+                items: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength: 63 },
+                uniqueItems: true,
+                "x-optional": true,
+                description: "The namespaces to cache; absent: `cache.namespaces`.",
+              },
+              labels: {
+                type: "string",
+                minLength: 1,
+                "x-optional": true,
+                description: "A label selector (`app=web,tier!=db`): only matching objects are cached.",
+              },
+              fields: {
+                type: "string",
+                minLength: 1,
+                "x-optional": true,
+                description:
+                  "A field selector (`status.phase!=Succeeded`): only matching objects are cached.",
+              },
+            },
+          },
+        },
+        lazy: {
+          type: "boolean",
+          default: false,
+          description:
+            "A cached read of a kind no controller declares starts a cache of the whole kind (every object in every namespace) instead of failing with an error that says to declare it or to read it with `Tokens.ApiReader`.",
+        },
       },
     },
     controllers: {

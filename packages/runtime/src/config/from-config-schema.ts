@@ -5,7 +5,7 @@
  * `boolean` are what they say, an object of fixed `properties` is an object
  * whose leaves with a `default` or an `x-default` are always present and the
  * rest (`x-optional`) optional, and an object of open keys
- * (`additionalProperties` a schema) is a `Record`.
+ * (`additionalProperties` a schema) is a `Record`, an `array` of `items` a list.
  *
  * Written here rather than taken from json-schema-to-ts: that library makes
  * a field required only from a `required` list and cannot know that a
@@ -38,12 +38,14 @@ export type FromConfigSchema<S> = S extends { readonly type: "object"; readonly 
     : never
   : S extends { readonly type: "object"; readonly additionalProperties: infer A extends object }
     ? Record<string, FromConfigSchema<A>>
-    : S extends { readonly type: "string" }
-      ? string
-      : S extends { readonly type: "integer" | "number" }
-        ? number
-        : S extends { readonly type: "boolean" }
-          ? boolean
-          : S extends { readonly enum: readonly (infer E)[] }
-            ? E
-            : never;
+    : S extends { readonly type: "array"; readonly items: infer I }
+      ? FromConfigSchema<I>[]
+      : S extends { readonly type: "string" }
+        ? string
+        : S extends { readonly type: "integer" | "number" }
+          ? number
+          : S extends { readonly type: "boolean" }
+            ? boolean
+            : S extends { readonly enum: readonly (infer E)[] }
+              ? E
+              : never;

@@ -188,6 +188,20 @@ function fromEnvironment(raw: string, node: SchemaNode): Json | undefined {
     const word = raw.trim().toLowerCase();
     return word === "true" ? true : word === "false" ? false : raw;
   }
+  if (node.type === "array") {
+    // A list as JSON (`["a","b"]`) or comma-separated (`a,b`); empty: the empty list.
+    if (raw.trim().startsWith("[")) {
+      try {
+        return JSON.parse(raw) as Json;
+      } catch {
+        return undefined;
+      }
+    }
+    return raw
+      .split(",")
+      .map((v) => v.trim())
+      .filter((v) => v !== "");
+  }
   if (node.type === "object") {
     try {
       return JSON.parse(raw) as Json;

@@ -3,6 +3,8 @@ export interface SchemaNode {
   readonly type?: string;
   readonly properties?: Readonly<Record<string, SchemaNode>>;
   readonly additionalProperties?: boolean | SchemaNode;
+  /** The schema of each element of an array. */
+  readonly items?: SchemaNode;
   readonly enum?: readonly unknown[];
   readonly description?: string;
   /** The value filled in when the setting is absent. */

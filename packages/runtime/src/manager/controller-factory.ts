@@ -1,9 +1,16 @@
 import type { Container } from "inversify";
-import type { SharedIndexInformer } from "@tessera/informers";
-import type { KubeObject, Resource } from "@tessera/client";
+import {
+  composeTransforms,
+  stripManagedFields,
+  type SharedIndexInformer,
+  type Transform,
+} from "@tessera/informers";
+import { labelSelectorString, type KubeObject, type Resource } from "@tessera/client";
 import { ShardedWorkload } from "@tessera/sharding";
 import type { ControllerDefinition } from "../builder/controller-builder.js";
-import { isResource, type Kind } from "../builder/kind.js";
+import { BuilderError } from "../builder/builder-error.js";
+import { fieldSelectorString, type CacheOptions } from "../builder/cache-options.js";
+import { describeKind, isResource, type Kind } from "../builder/kind.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
 import type { ControllerDeclaration } from "../plugin/plugin-registry.js";
@@ -11,6 +18,7 @@ import { Tokens, type Token } from "../plugin/tokens.js";
 import { Controller, type ControllerSource } from "../reconcile/controller.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
+import { Caches } from "./default-bindings.js";
 import { controllerMode } from "./controller-mode.js";
 import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
 
@@ -22,6 +30,19 @@ export interface BuiltController {
 }
 
 type AnyDefinition = ControllerDefinition<KubeObject>;
+
+/** One informer of a declared cache and the one namespace it holds (undefined: all). */
+interface ScopedInformer {
+  readonly informer: SharedIndexInformer<KubeObject>;
+  readonly namespace: string | undefined;
+}
+
+/** A declaration's cache options with the configuration's defaults (`cache.byKind`, `cache.namespaces`) filled in. */
+interface CacheScope {
+  readonly namespaces: readonly string[];
+  readonly labelSelector: string | undefined;
+  readonly fieldSelector: string | undefined;
+}
 
 /**
  * Builds the manager's controllers from their declarations: resolves each
@@ -37,6 +58,9 @@ export class ControllerFactory {
     /** Takes what to release once the manager stopped (the ring's backlog gauges). */
     private readonly onStop: (close: () => void) => void,
   ) {}
+
+  /** Each user transform composed after managedFields are dropped, once, so equal declarations share one informer. */
+  private readonly transforms = new WeakMap<object, Transform<KubeObject>>();
 
   /** One controller per declaration, in order; throws when two share a name. */
   async build(
@@ -66,13 +90,23 @@ export class ControllerFactory {
     const mode = controllerMode(config, definition);
     const overrides = config.controllers[definition.name] ?? {};
     const primaryResource = await this.resolve(definition.for, signal);
-    const ring = mode === "sharded" ? this.ring(definition.name, primaryResource) : undefined;
-    const primary = ring?.informer ?? this.get(Tokens.InformerFactory).informerFor(primaryResource);
+    const ring =
+      mode === "sharded" ? this.ring(definition.name, primaryResource, definition.cache) : undefined;
+    const primaries: readonly ScopedInformer[] = ring
+      ? [{ informer: ring.informer, namespace: this.scope(primaryResource, definition.cache).namespaces[0] }]
+      : this.informers(primaryResource, definition.cache);
+    const caches = this.get(Caches);
+    for (const { informer, namespace } of primaries)
+      caches.add(primaryResource, informer, namespace, definition.name);
+    if (definition.cache.indexes)
+      caches.addIndexes(primaryResource, definition.cache.indexes, definition.name);
+    const primary = (primaries[0] as ScopedInformer).informer;
     const controller = new Controller<KubeObject>({
       ...containerInstrumentation(this.container),
       name: definition.name,
       primary,
-      sources: await this.sources(definition, primary, primaryResource, signal),
+      ...(primaries.length > 1 ? { current: currentIn(primaries) } : {}),
+      sources: await this.sources(definition, primaries, primaryResource, signal),
       reconciler,
       concurrency: overrides.concurrency ?? definition.options.concurrency ?? 1,
       reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
@@ -95,29 +129,97 @@ export class ControllerFactory {
   /** The primary informer's source, then one per `owns` and `watches` kind. */
   private async sources(
     definition: AnyDefinition,
-    primary: SharedIndexInformer<KubeObject>,
+    primaries: readonly ScopedInformer[],
     primaryResource: Resource,
     signal: AbortSignal,
   ): Promise<ControllerSource[]> {
-    const factory = this.get(Tokens.InformerFactory);
-    const sources: ControllerSource[] = [
-      { informer: primary, toRequests: enqueueForObject(), predicates: definition.predicates },
-    ];
+    const caches = this.get(Caches);
+    const sources: ControllerSource[] = primaries.map(({ informer }) => ({
+      informer,
+      toRequests: enqueueForObject(),
+      predicates: definition.predicates,
+    }));
     for (const secondary of definition.watches) {
       const resource = await this.resolve(secondary.kind, signal);
-      sources.push({
-        informer: factory.informerFor(resource),
-        toRequests:
-          secondary.map.type === "owner" ? enqueueForOwner(primaryResource) : secondary.map.toRequests,
-        predicates: secondary.predicates,
-      });
+      for (const { informer, namespace } of this.informers(resource, secondary.cache)) {
+        caches.add(resource, informer, namespace, definition.name);
+        sources.push({
+          informer,
+          toRequests:
+            secondary.map.type === "owner" ? enqueueForOwner(primaryResource) : secondary.map.toRequests,
+          predicates: secondary.predicates,
+        });
+      }
+      if (secondary.cache.indexes) caches.addIndexes(resource, secondary.cache.indexes, definition.name);
     }
     return sources;
   }
 
+  /** The informers of a declared cache: one per namespace it holds (one for all), from the shared factory. */
+  private informers(resource: Resource, cache: CacheOptions): ScopedInformer[] {
+    const factory = this.get(Tokens.InformerFactory);
+    const scope = this.scope(resource, cache);
+    const transform = cache.transform ? this.transformOf(cache.transform) : undefined;
+    const namespaces = scope.namespaces.length > 0 ? scope.namespaces : [undefined];
+    return namespaces.map((namespace) => ({
+      namespace,
+      informer: factory.informerFor(resource, {
+        namespace: namespace ?? "",
+        ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+        ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+        ...(cache.metadataOnly ? { metadataOnly: true } : {}),
+        ...(transform ? { transform } : {}),
+      }),
+    }));
+  }
+
+  /**
+   * What a declaration of `resource` caches: its own options, else the
+   * configuration's `cache.byKind` entry of the kind, else `cache.namespaces`.
+   * A cluster-scoped kind has no namespaces.
+   */
+  private scope(resource: Resource, cache: CacheOptions): CacheScope {
+    const byKind = this.config.cache.byKind;
+    const entry = byKind[`${resource.plural}${resource.group ? `.${resource.group}` : ""}`] ?? {};
+    const declared =
+      cache.namespaces === undefined
+        ? undefined
+        : typeof cache.namespaces === "string"
+          ? [cache.namespaces]
+          : cache.namespaces;
+    const namespaces =
+      resource.scope === "Namespaced" ? (declared ?? entry.namespaces ?? this.config.cache.namespaces) : [];
+    const labels = cache.labels === undefined ? entry.labels : labelSelectorString(cache.labels);
+    const fields = cache.fields === undefined ? entry.fields : fieldSelectorString(cache.fields);
+    return { namespaces, labelSelector: labels, fieldSelector: fields };
+  }
+
+  private transformOf(transform: (object: KubeObject) => KubeObject): Transform<KubeObject> {
+    let composed = this.transforms.get(transform);
+    if (composed === undefined) {
+      composed = composeTransforms(stripManagedFields, transform);
+      this.transforms.set(transform, composed);
+    }
+    return composed;
+  }
+
   /** This replica's share of the controller's ring. */
-  private ring(controller: string, resource: Resource): ShardedWorkload<KubeObject> {
+  private ring(controller: string, resource: Resource, cache: CacheOptions): ShardedWorkload<KubeObject> {
     const config = this.config;
+    const scope = this.scope(resource, cache);
+    const problems = [
+      ...(scope.namespaces.length > 1
+        ? [
+            `for(${describeKind(resource)}): a sharded controller's primary cache holds one namespace or all, not ${scope.namespaces.join(", ")}; run one controller per namespace, or cache all`,
+          ]
+        : []),
+      ...(cache.metadataOnly
+        ? [
+            `for(${describeKind(resource)}): metadataOnly is not available to the primary of a sharded controller`,
+          ]
+        : []),
+    ];
+    if (problems.length > 0) throw new BuilderError(controller, problems);
     return new ShardedWorkload({
       ...containerInstrumentation(this.container),
       kubeConfig: this.get(Tokens.KubeConfig),
@@ -128,6 +230,12 @@ export class ControllerFactory {
       slots: config.sharding.slots,
       compression: config.compression,
       wire: config.wire,
+      cache: {
+        ...(scope.namespaces[0] ? { namespace: scope.namespaces[0] } : {}),
+        ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+        ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+        ...(cache.transform ? { transform: cache.transform } : {}),
+      },
       durations: {
         leaseDurationMs: config.leaderElection.leaseDurationMs,
         renewDeadlineMs: config.leaderElection.renewDeadlineMs,
@@ -148,4 +256,13 @@ export class ControllerFactory {
   private get<T>(token: Token<T>): T {
     return this.container.get<T>(token);
   }
+}
+
+/** `ctx.current()` of a primary cached per namespace: the informer of the key's namespace. */
+function currentIn(primaries: readonly ScopedInformer[]): (key: string) => KubeObject | undefined {
+  return (key) => {
+    const slash = key.indexOf("/");
+    const namespace = slash < 0 ? undefined : key.slice(0, slash);
+    return primaries.find((p) => p.namespace === namespace)?.informer.lister.getByKey(key);
+  };
 }

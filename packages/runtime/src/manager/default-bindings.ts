@@ -5,6 +5,7 @@ import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
 import type { Container, ResolutionContext } from "inversify";
 import { ApiClient, DiscoveryRestMapper, KubeTransport } from "@tessera/client";
 import { CachedClient } from "../client/cached-client.js";
+import { DeclaredCaches } from "../client/declared-caches.js";
 import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
@@ -20,6 +21,9 @@ const use = <T>(ctx: ResolutionContext, id: Token<T>): T => ctx.get<T>(id);
  * Exported for the manager, whose metrics reviews go through it (not in {@link Tokens}).
  */
 export const Transport = token<KubeTransport>("tessera.internal.Transport");
+
+/** The caches the controllers declared: the controller factory fills it, the cached client reads it. Internal. */
+export const Caches = token<DeclaredCaches>("tessera.internal.DeclaredCaches");
 
 /**
  * Binds what every manager's container holds (see {@link Tokens}). Services
@@ -122,9 +126,16 @@ function bindClients(container: Container): void {
     .bind(Tokens.ApiReader)
     .toDynamicValue((ctx) => use(ctx, Tokens.ApiClient))
     .inSingletonScope();
+  container.bind(Caches).toConstantValue(new DeclaredCaches());
   container
     .bind(Tokens.Client)
-    .toDynamicValue((ctx) => new CachedClient(use(ctx, Tokens.InformerFactory), use(ctx, Tokens.ApiClient)))
+    .toDynamicValue(
+      (ctx) =>
+        new CachedClient(use(ctx, Tokens.InformerFactory), use(ctx, Tokens.ApiClient), {
+          caches: use(ctx, Caches),
+          lazy: use(ctx, Tokens.Config).cache.lazy,
+        }),
+    )
     .inSingletonScope();
   container
     .bind(Tokens.RestMapper)

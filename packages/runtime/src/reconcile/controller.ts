@@ -39,8 +39,10 @@ export interface ControllerSource {
 /** What a {@link Controller} is built from; the manager fills it from a controller's definition. */
 export interface ControllerRunOptions<T extends KubeObject> extends Instrumentation {
   name: string;
-  /** The primary kind's informer: `ctx.current()` reads it. */
+  /** The primary kind's informer: `ctx.current()` reads it (unless `current` is given). */
   primary: SharedIndexInformer<T>;
+  /** How `ctx.current()` finds the object of a key when the primary is cached by several informers (one per namespace). */
+  current?: (key: string) => T | undefined;
   /** Every informer whose events enqueue requests, the primary's first. */
   sources: readonly ControllerSource[];
   reconciler: Reconciler<T>;
@@ -214,11 +216,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     const attempt = work.attempt + 1;
     const logger = withFields(this.logger, { namespace: request.namespace, name: request.name, attempt });
     const primary = this.options.primary;
+    const lookup = this.options.current;
     const ctx: ReconcileContext<T> = {
       signal: work.signal,
       logger,
       attempt,
-      current: () => primary.lister.getByKey(key),
+      current: () => (lookup ? lookup(key) : primary.lister.getByKey(key)),
     };
     try {
       return await this.tracer.startActiveSpan(
