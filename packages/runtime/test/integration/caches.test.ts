@@ -1,0 +1,200 @@
+// Declared caches against the real API server: what a controller's cache
+// options make the manager cache, indexes read through the client, and the
+// errors of a read the caches cannot serve.
+import { strict as assert } from "node:assert";
+import { silentLogger } from "@tessera/core";
+import { ApiError, ConfigMaps, Secrets, ServiceAccounts } from "@tessera/client";
+import type { V1ConfigMap } from "@kubernetes/client-node";
+import { eventually, useControlPlane } from "@tessera/testenv";
+import { ApiClient, Manager, Tokens } from "../../src/index.js";
+import { Widgets } from "./widget.js";
+import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
+
+const byOwner = (cm: V1ConfigMap) => (cm.data?.["owner"] ? [cm.data["owner"]] : []);
+
+describe("declared caches (real API server)", function () {
+  this.timeout(120_000);
+  const env = useControlPlane();
+  before(async () => installWidgetCrd(env.cp));
+
+  const managerConfig = {
+    mode: "every-replica",
+    healthBindAddress: "0",
+    metricsBindAddress: "0",
+    logLevel: "error",
+  } as const;
+
+  it("caches only what owns(..., { labels }) selects, lists by a declared index, and names what to declare otherwise", async () => {
+    const ns = await createNamespace(env.cp, "caches");
+    const other = await createNamespace(env.cp, "caches-other");
+    const secretsA = await createNamespace(env.cp, "caches-sa");
+    const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-test" });
+    const made = (name: string, owner: string): V1ConfigMap => ({
+      metadata: { name, namespace: ns, labels: { "app.kubernetes.io/managed-by": "widgets" } },
+      data: { owner },
+    });
+    for (const [name, owner] of [
+      ["w1-a", "w1"],
+      ["w1-b", "w1"],
+      ["w2-a", "w2"],
+    ] as const) {
+      await api.create(ConfigMaps, made(name, owner));
+    }
+    // Unrelated ConfigMaps, here and elsewhere: never cached.
+    for (let i = 0; i < 6; i++) {
+      await api.create(ConfigMaps, { metadata: { name: `unrelated-${i}`, namespace: i % 2 ? ns : other } });
+    }
+    const manager = await Manager.create({
+      config: managerConfig,
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+      logger: silentLogger,
+    });
+    manager
+      .controller()
+      .for(Widgets)
+      .owns(ConfigMaps, {
+        labels: { "app.kubernetes.io/managed-by": "widgets" },
+        indexes: { "data.owner": byOwner },
+      })
+      .watches(Secrets, () => [], { namespaces: [secretsA] })
+      .complete(() => undefined);
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    try {
+      assert.ok(await manager.waitForSync(AbortSignal.timeout(60_000)), "the manager synced");
+      const client = manager.get(Tokens.Client);
+
+      // What is cached: the labelled ConfigMaps of the whole cluster, none of the others.
+      const total = (await api.list(ConfigMaps)).length;
+      const labelled = (await api.list(ConfigMaps, { labels: "app.kubernetes.io/managed-by=widgets" }))
+        .length;
+      const informers = manager
+        .get(Tokens.InformerFactory)
+        .informers.filter((i) => i.resource === "configmaps");
+      assert.equal(informers.length, 1, informers.map((i) => i.name).join(", "));
+      assert.equal(informers[0]!.lister.size, labelled, `${labelled} labelled of ${total} ConfigMaps`);
+      assert.ok(labelled >= 3 && total >= labelled + 6, `${labelled} of ${total}`);
+      assert.deepEqual(
+        (await client.list(ConfigMaps, { namespace: ns })).map((o) => o.metadata?.name).sort(),
+        ["w1-a", "w1-b", "w2-a"],
+      );
+
+      // The declared index, by name and by the field it is named for; metadata.* need none.
+      const w1 = await client.list(ConfigMaps, { index: { name: "data.owner", value: "w1" } });
+      assert.deepEqual(w1.map((o) => o.metadata?.name).sort(), ["w1-a", "w1-b"]);
+      const w2 = await client.list(ConfigMaps, { namespace: ns, fields: { "data.owner": "w2" } });
+      assert.deepEqual(
+        w2.map((o) => o.metadata?.name),
+        ["w2-a"],
+      );
+      assert.deepEqual(
+        (await client.list(ConfigMaps, { namespace: other, fields: { "data.owner": "w2" } })).length,
+        0,
+      );
+      const named = await client.list(ConfigMaps, {
+        fields: { "metadata.namespace": ns, "metadata.name": "w1-b" },
+      });
+      assert.deepEqual(
+        named.map((o) => o.metadata?.name),
+        ["w1-b"],
+      );
+      // The cache follows: a new object is in the index once the watch brings it.
+      await api.create(ConfigMaps, made("w2-b", "w2"));
+      await eventually(
+        "w2-b is indexed",
+        async () => (await client.list(ConfigMaps, { fields: { "data.owner": "w2" } })).length === 2,
+      );
+
+      // A field without an index: an error naming the index to declare, not a scan.
+      await assert.rejects(client.list(ConfigMaps, { fields: { "data.colour": "red" } }), (e: unknown) => {
+        assert.ok(e instanceof ApiError, String(e));
+        assert.equal(e.reason, "IndexNotDeclared");
+        assert.match(e.message, /no index "data\.colour" on the cache of configmaps/);
+        assert.match(e.message, /indexes: \{ "data\.colour": /);
+        assert.match(e.message, /Tokens\.ApiReader/);
+        return true;
+      });
+      // The direct client still sends field selectors to the server.
+      assert.deepEqual(
+        (await api.list(ConfigMaps, { namespace: ns, fields: { "metadata.name": "w1-a" } })).map(
+          (o) => o.metadata?.name,
+        ),
+        ["w1-a"],
+      );
+
+      // A kind no controller declared: fails at once, naming the fixes.
+      await assert.rejects(client.get(ServiceAccounts, { namespace: ns, name: "default" }), (e: unknown) => {
+        assert.ok(e instanceof ApiError, String(e));
+        assert.equal(e.reason, "KindNotCached");
+        assert.match(e.message, /no controller declares a cache of serviceaccounts/);
+        assert.match(e.message, /owns\(\.\.\.\) or watches\(\.\.\.\)/);
+        assert.match(e.message, /Tokens\.ApiReader/);
+        assert.match(e.message, /cache\.lazy/);
+        return true;
+      });
+      assert.equal(
+        manager.get(Tokens.InformerFactory).informers.some((i) => i.resource === "serviceaccounts"),
+        false,
+        "no cache of the whole kind was started",
+      );
+      // A namespace the declared caches do not hold.
+      await assert.rejects(client.list(Secrets, { namespace: ns }), (e: unknown) => {
+        assert.ok(e instanceof ApiError, String(e));
+        assert.equal(e.reason, "NamespaceNotCached");
+        assert.match(e.message, new RegExp(`hold the namespaces ${secretsA} .*not ${ns}`));
+        return true;
+      });
+      assert.ok(Array.isArray(await client.list(Secrets, { namespace: secretsA })));
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("caches one informer per declared namespace, and cache.lazy starts a whole-kind cache on a read", async () => {
+    const a = await createNamespace(env.cp, "caches-a");
+    const b = await createNamespace(env.cp, "caches-b");
+    const c = await createNamespace(env.cp, "caches-c");
+    const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-test" });
+    for (const ns of [a, b, c])
+      await api.create(ConfigMaps, { metadata: { name: "settings", namespace: ns } });
+    const reconciled = new Set<string>();
+    const manager = await Manager.create({
+      config: { ...managerConfig, cache: { namespaces: [a, b], lazy: true } },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+      logger: silentLogger,
+    });
+    manager
+      .controller()
+      .for(ConfigMaps, { fields: { "metadata.name": "settings" } })
+      .complete((request, ctx) => {
+        if (ctx.current()) reconciled.add(request.namespace ?? "");
+      });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    try {
+      assert.ok(await manager.waitForSync(AbortSignal.timeout(60_000)));
+      const scoped = manager
+        .get(Tokens.InformerFactory)
+        .informers.filter((i) => i.resource === "configmaps")
+        .map((i) => i.namespace)
+        .sort();
+      assert.deepEqual(scoped, [a, b].sort(), "one informer per namespace of cache.namespaces");
+      await eventually("both namespaces reconciled", () => reconciled.size === 2);
+      assert.deepEqual([...reconciled].sort(), [a, b].sort(), "nothing of the third namespace");
+      const client = manager.get(Tokens.Client);
+      assert.equal((await client.list(ConfigMaps)).length, 2, "a list reads every declared namespace");
+      // lazy: an undeclared kind is cached whole on its first read.
+      await api.create(ServiceAccounts, { metadata: { name: "reader", namespace: c } });
+      await eventually("the lazy cache holds the new ServiceAccount", async () =>
+        (await client.list(ServiceAccounts, { namespace: c })).some((sa) => sa.metadata?.name === "reader"),
+      );
+      assert.ok(manager.get(Tokens.InformerFactory).informers.some((i) => i.resource === "serviceaccounts"));
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
