@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ControllerBuilder } from "@tessera/runtime";
-import type { ControllerDefinition, Kind } from "@tessera/runtime/codegen";
+import type { CacheOptions, ControllerDefinition, Kind } from "@tessera/runtime/codegen";
 import { CliError } from "./cli-error.js";
 import { CONTROLLER_LIST, CONTROLLER_LIST_MODULE, checkEveryReconcilerListed } from "./reconciler-classes.js";
 import { pluralize } from "./names.js";
@@ -109,9 +109,10 @@ export async function readControllerDeclarations(
         definition.options.mode === "every-replica"
           ? "every-replica"
           : (definition.options.mode ?? defaultMode),
-      for: ref(definition.for),
-      owns: definition.watches.filter((w) => w.map.type === "owner").map((w) => ref(w.kind)),
-      watches: definition.watches.filter((w) => w.map.type === "mapped").map((w) => ref(w.kind)),
+      // `cache` is absent from a runtime older than cache options.
+      for: ref(definition.for, definition.cache),
+      owns: definition.watches.filter((w) => w.map.type === "owner").map((w) => ref(w.kind, w.cache)),
+      watches: definition.watches.filter((w) => w.map.type === "mapped").map((w) => ref(w.kind, w.cache)),
       // Absent from a runtime older than needs().
       permissions: definition.permissions ?? [],
     };
@@ -136,8 +137,14 @@ function checkListed(entry: unknown, i: number): PluginClass {
   return plugin;
 }
 
-function ref(kind: Kind): ResourceRef {
+function ref(kind: Kind, cache: CacheOptions | undefined): ResourceRef {
   const plural =
     "plural" in kind && typeof kind.plural === "string" ? kind.plural : pluralize(kind.kind.toLowerCase());
-  return { group: kind.group, plural };
+  const declared = cache?.namespaces;
+  const namespaces = declared === undefined ? [] : typeof declared === "string" ? [declared] : [...declared];
+  // A cluster-scoped kind has no namespaces to be granted in.
+  const clusterScoped = "scope" in kind && kind.scope === "Cluster";
+  return namespaces.length && !clusterScoped
+    ? { group: kind.group, plural, namespaces }
+    : { group: kind.group, plural };
 }

@@ -24,6 +24,12 @@ export interface ControllerDeclaration {
 export interface ResourceRef {
   readonly group: string;
   readonly plural: string;
+  /**
+   * The namespaces the controller caches it in (its declaration's cache
+   * option `namespaces`): granted there by Roles. Absent or empty: all
+   * namespaces, granted by the ClusterRole.
+   */
+  readonly namespaces?: readonly string[];
 }
 
 /** The rules of an operator: cluster-wide ones and those in its own namespace. */
@@ -32,6 +38,12 @@ export interface DerivedRules {
   readonly cluster: PolicyRule[];
   /** For the Role in the operator's namespace: Leases of leader election, the shard ring's Leases and ConfigMap. */
   readonly namespace: PolicyRule[];
+  /**
+   * For a Role in each namespace the controllers' caches are scoped to: the
+   * kinds cached only there (and events, when every kind of a controller
+   * is). Empty when every cache holds all namespaces.
+   */
+  readonly inNamespaces: Record<string, PolicyRule[]>;
 }
 
 const READ = ["get", "list", "watch"];
@@ -57,24 +69,51 @@ export function deriveRules(
 ): DerivedRules {
   const hasStatus = options.hasStatus ?? (() => true);
   const grants = new Map<string, Set<string>>(); // "group\u0000resource" -> verbs
-  const grant = (ref: ResourceRef, verbs: readonly string[]) => {
+  const scoped = new Map<string, Map<string, Set<string>>>(); // namespace -> the same, granted there only
+  const add = (into: Map<string, Set<string>>, ref: ResourceRef, verbs: readonly string[]) => {
     const key = `${ref.group}\u0000${ref.plural}`;
-    const set = grants.get(key) ?? new Set<string>();
+    const set = into.get(key) ?? new Set<string>();
     for (const v of verbs) set.add(v);
-    grants.set(key, set);
+    into.set(key, set);
   };
+  /** Cluster-wide, or in each of `namespaces` when there are some. */
+  const grant = (ref: ResourceRef, verbs: readonly string[], namespaces: readonly string[] = []) => {
+    if (namespaces.length === 0) return add(grants, ref, verbs);
+    for (const ns of namespaces) {
+      const into = scoped.get(ns) ?? new Map<string, Set<string>>();
+      add(into, ref, verbs);
+      scoped.set(ns, into);
+    }
+  };
+  let eventsEverywhere = false;
+  const eventNamespaces = new Set<string>();
   for (const c of controllers) {
-    grant(c.for, READ);
+    const where = c.for.namespaces ?? [];
+    grant(c.for, READ, where);
     if (hasStatus(c.for))
-      grant({ group: c.for.group, plural: `${c.for.plural}/status` }, ["get", "patch", "update"]);
-    grant({ group: c.for.group, plural: `${c.for.plural}/finalizers` }, ["update"]);
-    for (const o of c.owns) grant(o, [...READ, ...WRITE]);
-    for (const w of c.watches) grant(w, READ);
+      grant({ group: c.for.group, plural: `${c.for.plural}/status` }, ["get", "patch", "update"], where);
+    grant({ group: c.for.group, plural: `${c.for.plural}/finalizers` }, ["update"], where);
+    for (const o of c.owns) grant(o, [...READ, ...WRITE], o.namespaces);
+    for (const w of c.watches) grant(w, READ, w.namespaces);
     for (const p of c.permissions ?? []) {
       for (const group of p.apiGroups) for (const plural of p.resources) grant({ group, plural }, p.verbs);
     }
+    // Events are recorded on the objects reconciled: where its primary is cached.
+    if (where.length === 0) eventsEverywhere = true;
+    else for (const ns of where) eventNamespaces.add(ns);
   }
-  if (controllers.length) grant({ group: "events.k8s.io", plural: "events" }, ["create", "patch"]);
+  const events = { group: "events.k8s.io", plural: "events" };
+  if (eventsEverywhere) grant(events, ["create", "patch"]);
+  else if (eventNamespaces.size > 0) grant(events, ["create", "patch"], [...eventNamespaces]);
+  // What the ClusterRole grants everywhere needs no second grant in a namespace.
+  const inNamespaces: Record<string, PolicyRule[]> = {};
+  for (const [ns, nsGrants] of [...scoped].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [key, verbs] of nsGrants) {
+      for (const v of grants.get(key) ?? []) verbs.delete(v);
+      if (verbs.size === 0) nsGrants.delete(key);
+    }
+    if (nsGrants.size > 0) inNamespaces[ns] = toRules(nsGrants);
+  }
 
   const namespace = new Map<string, Set<string>>();
   const modes = new Set(controllers.map((c) => c.mode));
@@ -102,7 +141,7 @@ export function deriveRules(
     for (const v of grants.get(key) ?? []) verbs.delete(v);
     if (verbs.size === 0) namespace.delete(key);
   }
-  return { cluster: toRules(grants), namespace: toRules(namespace) };
+  return { cluster: toRules(grants), namespace: toRules(namespace), inNamespaces };
 }
 
 /** Groups resources that share an API group and verb set into one rule. */
@@ -128,8 +167,9 @@ function toRules(grants: Map<string, Set<string>>): PolicyRule[] {
 
 /**
  * The RBAC manifests of an operator named `name` running as ServiceAccount
- * `name` in `namespace`: a ClusterRole and its binding, and (when it needs
- * any) a Role and RoleBinding in its own namespace.
+ * `name` in `namespace`: a ClusterRole and its binding (when anything is
+ * granted cluster-wide), a Role and RoleBinding in its own namespace (when
+ * it needs any), and one in each namespace its caches are scoped to.
  */
 export function rbacManifests(
   name: string,
@@ -137,33 +177,41 @@ export function rbacManifests(
   rules: DerivedRules,
 ): Record<string, unknown>[] {
   const subject = [{ kind: "ServiceAccount", name, namespace }];
-  const docs: Record<string, unknown>[] = [
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name },
-      rules: rules.cluster,
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-      subjects: subject,
-    },
-  ];
-  if (rules.namespace.length) {
+  const docs: Record<string, unknown>[] = [];
+  if (rules.cluster.length) {
+    docs.push(
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name },
+        rules: rules.cluster,
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+        subjects: subject,
+      },
+    );
+  }
+  const roles = new Map<string, PolicyRule[]>(Object.entries(rules.inNamespaces ?? {}));
+  // The operator's own namespace first, with what it keeps there (Leases, the ring) and any scoped kinds.
+  const own = [...rules.namespace, ...(roles.get(namespace) ?? [])];
+  roles.delete(namespace);
+  for (const [ns, nsRules] of [[namespace, own] as const, ...roles]) {
+    if (nsRules.length === 0) continue;
     docs.push(
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "Role",
-        metadata: { name, namespace },
-        rules: rules.namespace,
+        metadata: { name, namespace: ns },
+        rules: nsRules,
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name, namespace },
+        metadata: { name, namespace: ns },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
         subjects: subject,
       },

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { deriveRules, type ControllerDeclaration } from "../src/index.js";
+import { deriveRules, rbacManifests, type ControllerDeclaration } from "../src/index.js";
 
 const widget = { group: "example.com", plural: "widgets" };
 const configMaps = { group: "", plural: "configmaps" };
@@ -100,5 +100,67 @@ describe("RBAC derivation", () => {
       { name: "w", mode: "every-replica", for: widget, owns: [], watches: [] },
     ]);
     assert.deepEqual(namespace, []);
+  });
+
+  it("grants a controller whose caches are all namespaced Roles in those namespaces, and no ClusterRole", () => {
+    const rules = deriveRules([
+      {
+        name: "widget",
+        mode: "leader",
+        for: { ...widget, namespaces: ["team-a", "team-b"] },
+        owns: [{ ...configMaps, namespaces: ["team-a", "team-b"] }],
+        watches: [{ group: "", plural: "secrets", namespaces: ["vault"] }],
+      },
+    ]);
+    assert.deepEqual(rules.cluster, []);
+    assert.deepEqual(Object.keys(rules.inNamespaces), ["team-a", "team-b", "vault"]);
+    assert.deepEqual(rules.inNamespaces["team-a"], [
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+      },
+      { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+      { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["example.com"], resources: ["widgets/finalizers"], verbs: ["update"] },
+      { apiGroups: ["example.com"], resources: ["widgets/status"], verbs: ["get", "patch", "update"] },
+    ]);
+    assert.deepEqual(rules.inNamespaces["vault"], [
+      { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
+    ]);
+    const docs = rbacManifests("widgets", "team-a", rules) as {
+      kind: string;
+      metadata: { namespace?: string };
+      rules?: unknown[];
+    }[];
+    assert.deepEqual(
+      docs.map((d) => `${d.kind} ${d.metadata.namespace ?? ""}`),
+      [
+        "Role team-a",
+        "RoleBinding team-a",
+        "Role team-b",
+        "RoleBinding team-b",
+        "Role vault",
+        "RoleBinding vault",
+      ],
+    );
+    // The operator's own namespace holds its Lease and its scoped kinds in one Role.
+    assert.equal(docs[0]?.rules?.length, 6);
+  });
+
+  it("keeps a kind cached in all namespaces in the ClusterRole, and grants no Role what it already grants", () => {
+    const rules = deriveRules([
+      { name: "a", mode: "every-replica", for: widget, owns: [configMaps], watches: [] },
+      {
+        name: "b",
+        mode: "every-replica",
+        for: { ...widget, namespaces: ["team-a"] },
+        owns: [{ ...configMaps, namespaces: ["team-a"] }],
+        watches: [],
+      },
+    ]);
+    assert.ok(rules.cluster.some((r) => r.resources.includes("widgets")));
+    assert.ok(rules.cluster.some((r) => r.resources.includes("events")));
+    assert.deepEqual(rules.inNamespaces, {});
   });
 });
