@@ -7,6 +7,7 @@ import { ApiError, ConfigMaps, Secrets, ServiceAccounts } from "@tessera/client"
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { eventually, useControlPlane } from "@tessera/testenv";
 import { ApiClient, Manager, Tokens } from "../../src/index.js";
+import { BuilderError } from "../../src/codegen.js";
 import { Widgets } from "./widget.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
 
@@ -123,6 +124,11 @@ describe("declared caches (real API server)", function () {
         ["w1-a"],
       );
 
+      await assert.rejects(
+        api.list(ConfigMaps, { index: { name: "data.owner", value: "w1" } }),
+        /index "data\.owner" is kept by the manager's cache, not the API server/,
+      );
+
       // A kind no controller declared: fails at once, naming the fixes.
       await assert.rejects(client.get(ServiceAccounts, { namespace: ns, name: "default" }), (e: unknown) => {
         assert.ok(e instanceof ApiError, String(e));
@@ -196,5 +202,80 @@ describe("declared caches (real API server)", function () {
       stop.abort();
       await running;
     }
+  });
+
+  it("a sharded primary: the ring's cache takes the labels and indexes, and the client reads it (no second cache)", async () => {
+    const ns = await createNamespace(env.cp, "caches-ring");
+    const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-test" });
+    for (const [name, tier] of [
+      ["g1", "gold"],
+      ["g2", "gold"],
+      ["s1", "silver"],
+    ] as const) {
+      await api.create(Widgets, {
+        metadata: { name, namespace: ns, labels: { tier } },
+        spec: { data: { colour: name === "g2" ? "red" : "blue" } },
+      });
+    }
+    const reconciled = new Set<string>();
+    const manager = await Manager.create({
+      config: { ...managerConfig, mode: "leader", name: "caches-ring", namespace: ns, identity: "m-0" },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+      logger: silentLogger,
+    });
+    manager
+      .controller()
+      .for(Widgets, {
+        labels: { tier: "gold" },
+        indexes: { "spec.data.colour": (w) => [w.spec?.data?.["colour"] ?? ""] },
+      })
+      .mode("sharded")
+      .complete((request) => {
+        reconciled.add(request.name);
+      });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    try {
+      const client = manager.get(Tokens.Client);
+      await eventually("both gold Widgets reconciled", () => reconciled.size === 2, 60_000);
+      assert.deepEqual([...reconciled].sort(), ["g1", "g2"]);
+      assert.deepEqual((await client.list(Widgets, { namespace: ns })).map((w) => w.metadata?.name).sort(), [
+        "g1",
+        "g2",
+      ]);
+      assert.deepEqual(
+        (await client.list(Widgets, { fields: { "spec.data.colour": "red" } })).map((w) => w.metadata?.name),
+        ["g2"],
+      );
+      assert.equal((await client.get(Widgets, { namespace: ns, name: "s1" })) ?? "absent", "absent");
+      assert.equal(
+        manager.get(Tokens.InformerFactory).informers.some((i) => i.resource.startsWith("widgets")),
+        false,
+        "no second, unsharded cache of the primary kind",
+      );
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("refuses a sharded primary cached in several namespaces, before anything starts", async () => {
+    const manager = await Manager.create({
+      config: { ...managerConfig, name: "caches-ring-ns", identity: "m-0" },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+      logger: silentLogger,
+    });
+    manager
+      .controller()
+      .for(Widgets, { namespaces: ["team-a", "team-b"] })
+      .mode("sharded")
+      .complete(() => undefined);
+    await assert.rejects(manager.run(new AbortController().signal), (e: unknown) => {
+      assert.ok(e instanceof BuilderError, String(e));
+      assert.match(e.message, /primary cache holds one namespace or all, not team-a, team-b/);
+      return true;
+    });
   });
 });
