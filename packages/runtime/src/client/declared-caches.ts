@@ -1,3 +1,4 @@
+import type { Logger } from "@tessera/core";
 import type { SharedIndexInformer } from "@tessera/informers";
 import { describeResource, type KubeObject, type Resource } from "@tessera/client";
 import type { IndexFunction } from "../builder/cache-options.js";
@@ -12,7 +13,10 @@ export interface DeclaredCache {
 }
 
 interface DeclaredIndex {
+  /** As declared: compared to tell a second declaration of the name apart. */
   readonly fn: IndexFunction;
+  /** What the caches run: `fn`, with a throw logged and the object filed under nothing. */
+  readonly safe: IndexFunction;
   readonly controller: string;
 }
 
@@ -31,6 +35,9 @@ interface DeclaredIndex {
 export class DeclaredCaches {
   private readonly caches = new Map<string, DeclaredCache[]>();
   private readonly indexes = new Map<string, Map<string, DeclaredIndex>>();
+
+  /** @param logger where an index function that throws on an object is reported */
+  constructor(private readonly logger: Logger) {}
 
   /** Records that `controller` reads `informer` (of `resource`, scoped to `namespace`); gives it the kind's indexes. */
   add(
@@ -67,7 +74,7 @@ export class DeclaredCaches {
     for (const [name, fn] of Object.entries(indexes)) {
       const before = declared.get(name);
       if (before === undefined) {
-        added.set(name, { fn, controller });
+        added.set(name, { fn, safe: this.guarded(resource, name, controller, fn), controller });
       } else if (before.fn !== fn) {
         throw new Error(
           `index "${name}" of ${describeResource(resource)} is declared by controllers "${before.controller}" and "${controller}" with different functions; an index belongs to the kind, so give one another name or share one function`,
@@ -77,6 +84,29 @@ export class DeclaredCaches {
     for (const [name, index] of added) declared.set(name, index);
     this.indexes.set(key, declared);
     for (const cache of this.caches.get(key) ?? []) addIndexers(cache.informer, added);
+  }
+
+  /**
+   * `fn` made safe for a cache: an index function that throws on one object
+   * would otherwise fail the cache's update and stop the informer; the
+   * object is logged by its key and left out of that index only.
+   */
+  private guarded(resource: Resource, name: string, controller: string, fn: IndexFunction): IndexFunction {
+    return (object) => {
+      try {
+        return fn(object);
+      } catch (error) {
+        const meta = object.metadata;
+        this.logger.error("index function failed: the object is left out of the index", {
+          index: name,
+          resource: describeResource(resource),
+          controller,
+          key: meta?.namespace ? `${meta.namespace}/${meta.name ?? ""}` : (meta?.name ?? ""),
+          error: error instanceof Error ? error.message : String(error),
+        });
+        return [];
+      }
+    };
   }
 
   /** The caches of `resource`; empty when no controller declared it. */
@@ -101,6 +131,6 @@ function addIndexers(
 ): void {
   const existing = informer.getIndexers();
   const missing: Record<string, IndexFunction> = {};
-  for (const [name, { fn }] of indexes) if (existing[name] !== fn) missing[name] = fn;
+  for (const [name, { safe }] of indexes) if (existing[name] !== safe) missing[name] = safe;
   if (Object.keys(missing).length > 0) informer.addIndexers(missing);
 }

@@ -126,7 +126,10 @@ function bindClients(container: Container): void {
     .bind(Tokens.ApiReader)
     .toDynamicValue((ctx) => use(ctx, Tokens.ApiClient))
     .inSingletonScope();
-  container.bind(Caches).toConstantValue(new DeclaredCaches());
+  container
+    .bind(Caches)
+    .toDynamicValue((ctx) => new DeclaredCaches(withFields(use(ctx, Tokens.Logger), { component: "caches" })))
+    .inSingletonScope();
   container
     .bind(Tokens.Client)
     .toDynamicValue(

@@ -2,7 +2,7 @@
 // options make the manager cache, indexes read through the client, and the
 // errors of a read the caches cannot serve.
 import { strict as assert } from "node:assert";
-import { silentLogger } from "@tessera/core";
+import { JsonLogger, silentLogger } from "@tessera/core";
 import { ApiError, ConfigMaps, Secrets, ServiceAccounts } from "@tessera/client";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { eventually, useControlPlane } from "@tessera/testenv";
@@ -45,18 +45,26 @@ describe("declared caches (real API server)", function () {
     for (let i = 0; i < 6; i++) {
       await api.create(ConfigMaps, { metadata: { name: `unrelated-${i}`, namespace: i % 2 ? ns : other } });
     }
+    const logged: string[] = [];
     const manager = await Manager.create({
       config: managerConfig,
       kubeConfig: env.cp.kubeConfig,
       env: {},
-      logger: silentLogger,
+      logger: new JsonLogger({ level: "error", write: (line) => logged.push(line) }),
     });
     manager
       .controller()
       .for(Widgets)
       .owns(ConfigMaps, {
         labels: { "app.kubernetes.io/managed-by": "widgets" },
-        indexes: { "data.owner": byOwner },
+        indexes: {
+          "data.owner": byOwner,
+          // Throws on the w2 objects: they are logged and left out of this index only.
+          strict: (cm) => {
+            if (cm.data?.["owner"] === "w2") throw new Error("w2 is not allowed here");
+            return byOwner(cm);
+          },
+        },
       })
       .watches(Secrets, () => [], { namespaces: [secretsA] })
       .complete(() => undefined);
@@ -105,6 +113,20 @@ describe("declared caches (real API server)", function () {
       await eventually(
         "w2-b is indexed",
         async () => (await client.list(ConfigMaps, { fields: { "data.owner": "w2" } })).length === 2,
+      );
+
+      // An index function that throws on an object: logged with its key; the cache and its other indexes go on.
+      assert.deepEqual(
+        (await client.list(ConfigMaps, { index: { name: "strict", value: "w1" } }))
+          .map((o) => o.metadata?.name)
+          .sort(),
+        ["w1-a", "w1-b"],
+      );
+      assert.deepEqual(await client.list(ConfigMaps, { index: { name: "strict", value: "w2" } }), []);
+      const failures = logged.filter((line) => line.includes("index function failed"));
+      assert.ok(
+        failures.some((line) => line.includes(`"key":"${ns}/w2-a"`) && line.includes('"index":"strict"')),
+        failures.join("\n") || "nothing logged",
       );
 
       // A field without an index: an error naming the index to declare, not a scan.
