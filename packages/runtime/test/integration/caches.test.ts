@@ -180,23 +180,33 @@ describe("declared caches (real API server)", function () {
     }
   });
 
-  it("caches one informer per declared namespace, and cache.lazy starts a whole-kind cache on a read", async () => {
+  it("caches one informer per cache.namespaces entry scoped by cache.byKind, and cache.lazy starts a whole-kind cache on a read", async () => {
     const a = await createNamespace(env.cp, "caches-a");
     const b = await createNamespace(env.cp, "caches-b");
     const c = await createNamespace(env.cp, "caches-c");
     const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-test" });
-    for (const ns of [a, b, c])
+    for (const ns of [a, b, c]) {
       await api.create(ConfigMaps, { metadata: { name: "settings", namespace: ns } });
+      await api.create(ConfigMaps, { metadata: { name: "other", namespace: ns } });
+    }
     const reconciled = new Set<string>();
     const manager = await Manager.create({
-      config: { ...managerConfig, cache: { namespaces: [a, b], lazy: true } },
+      config: {
+        ...managerConfig,
+        // byKind scopes the declaration below, which sets no fields of its own ("other" is left out).
+        cache: {
+          namespaces: [a, b],
+          lazy: true,
+          byKind: { configmaps: { fields: "metadata.name=settings" } },
+        },
+      },
       kubeConfig: env.cp.kubeConfig,
       env: {},
       logger: silentLogger,
     });
     manager
       .controller()
-      .for(ConfigMaps, { fields: { "metadata.name": "settings" } })
+      .for(ConfigMaps)
       .complete((request, ctx) => {
         if (ctx.current()) reconciled.add(request.namespace ?? "");
       });
