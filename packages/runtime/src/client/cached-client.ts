@@ -41,13 +41,12 @@ export class CachedClient implements Client {
   }
 
   async list<T extends KubeObject>(resource: Resource<T>, options: ListOptions = {}): Promise<T[]> {
+    // Parsed before the wait for the cache: a selector the server would refuse fails at once.
+    const matches = options.labels === undefined ? undefined : labelMatcher(options.labels);
     const informer = await this.synced(resource, "list", options.signal, { namespace: options.namespace });
     const namespace = resource.scope === "Namespaced" ? options.namespace : undefined;
     let items = namespace ? informer.lister.namespace(namespace).list() : informer.lister.list();
-    if (options.labels !== undefined) {
-      const matches = labelMatcher(options.labels);
-      items = items.filter((o) => matches(o.metadata?.labels ?? {}));
-    }
+    if (matches) items = items.filter((o) => matches(o.metadata?.labels ?? {}));
     if (options.fields !== undefined) {
       const fields = Object.entries(options.fields);
       items = items.filter((o) => fields.every(([path, value]) => fieldValue(o, path) === value));
