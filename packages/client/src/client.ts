@@ -19,7 +19,10 @@ export interface ListOptions {
   namespace?: string;
   /**
    * Labels that must match: an object of exact values (`{ app: "web" }`), or a
-   * selector in kubectl's grammar (`"app=web,tier!=db"`, `"env in (a,b)"`, `"!legacy"`).
+   * selector in the API server's grammar (`"app=web,tier!=db"`, `"env in (a,b)"`,
+   * `"!legacy"`, `"replicas>2"`). The cache and the API server accept, refuse and
+   * match alike; a selector the server would refuse throws `LabelSelectorError`
+   * before any request.
    */
   labels?: Readonly<Record<string, string>> | string;
   /**

@@ -75,8 +75,14 @@ export {
 export type { ApiErrorContext, StatusCause } from "./api-error.js";
 export type { RestMapper, GroupVersionKind } from "./rest-mapper.js";
 export { DiscoveryRestMapper, KindNotFoundError } from "./discovery-rest-mapper.js";
-export { labelMatcher, labelSelectorString, LabelSelectorError } from "./label-selector.js";
-export type { LabelSelectorInput } from "./label-selector.js";
+export {
+  labelMatcher,
+  labelSelectorString,
+  parseLabelSelector,
+  LabelSelectorError,
+} from "./label-selector.js";
+export type { LabelRequirement, LabelSelectorInput, LabelSelectorOperator } from "./label-selector.js";
+export { labelKeyProblems, labelValueProblems } from "./label-syntax.js";
 export { loadKubeConfig } from "./kubeconfig/load-kube-config.js";
 export type { LoadKubeConfigOptions, LoadedKubeConfig } from "./kubeconfig/load-kube-config.js";
 export { KubeConfigError } from "./kubeconfig/kubeconfig-error.js";

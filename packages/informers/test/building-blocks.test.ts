@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { IndexedStore, indexByNamespace, NAMESPACE_INDEX } from "@tessera/reflector";
-import { type KubeObject } from "@tessera/client";
+import { LabelSelectorError, type KubeObject } from "@tessera/client";
 import {
   composeTransforms,
   indexByControllerUid,
@@ -153,6 +153,16 @@ describe("Lister and index functions", () => {
     assert.deepEqual(names(lister.byIndex("controller", "rs1")), ["p1"]);
     assert.deepEqual(names(lister.byIndex("controller", "rs2")), ["p2"]);
     assert.deepEqual(lister.indexKeys("app", "db"), ["b/p3"]);
+  });
+
+  it("lists by a selector string in the API server's grammar, through @tessera/client's matcher", () => {
+    assert.deepEqual(names(lister.list("app in(web),tier!=front")), ["p2"]);
+    assert.deepEqual(names(lister.list("!app")), ["node-1"], "an object without labels has none of them");
+    assert.deepEqual(names(lister.namespace("a").list("tier")), ["p1"]);
+    assert.deepEqual(names(lister.byIndex("app", "web", "!tier")), ["p2"]);
+    assert.deepEqual(names(lister.list("")), ["node-1", "p1", "p2", "p3"], "an empty selector matches all");
+    assert.throws(() => lister.list("app=web,"), LabelSelectorError);
+    assert.throws(() => lister.list({ "bad key": "x" }), LabelSelectorError);
   });
 
   it("lists a namespace without a namespace index by scanning", () => {

@@ -1,4 +1,4 @@
-import { labelMatcher, LabelSelectorError, type KubeObject, type LabelSelectorInput } from "@tessera/client";
+import { labelMatcher, type KubeObject, type LabelSelectorInput } from "@tessera/client";
 
 /**
  * An index function: the values an object is filed under (none: not
@@ -79,13 +79,14 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
     if (new Set(list).size !== list.length) problems.push(`${where}: namespaces lists a namespace twice`);
   }
   if (options.labels !== undefined) {
-    try {
-      if (typeof options.labels === "string" && options.labels.trim() === "") {
-        throw new LabelSelectorError("an empty selector selects everything; leave labels out instead");
+    if (typeof options.labels === "string" && options.labels.trim() === "") {
+      problems.push(`${where}: labels: an empty selector selects everything; leave labels out instead`);
+    } else {
+      try {
+        labelMatcher(options.labels);
+      } catch (error) {
+        problems.push(`${where}: labels: ${error instanceof Error ? error.message : String(error)}`);
       }
-      labelMatcher(options.labels);
-    } catch (error) {
-      problems.push(`${where}: labels: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   if (options.fields !== undefined) {

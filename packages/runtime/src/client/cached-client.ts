@@ -92,6 +92,8 @@ export class CachedClient implements Client {
 
   async list<T extends KubeObject>(resource: Resource<T>, options: ListOptions = {}): Promise<T[]> {
     const context = { verb: "list", resource: describeResource(resource), namespace: options.namespace };
+    // Parsed before the wait for the cache: a selector the server would refuse fails at once.
+    const matchesLabels = options.labels === undefined ? undefined : labelMatcher(options.labels);
     const fields = Object.entries(options.fields ?? {});
     // metadata.namespace is the cache's own namespace index; metadata.name is a cheap check of each object.
     const fieldNamespace = fields.find(([path]) => path === "metadata.namespace")?.[1];
@@ -111,7 +113,6 @@ export class CachedClient implements Client {
       ...indexed,
     ];
     for (const [index, _] of lookups) this.requireIndex(resource, informers, index, context);
-    const matchesLabels = options.labels === undefined ? undefined : labelMatcher(options.labels);
     const seen = informers.length > 1 ? new Set<string>() : undefined;
     const items: T[] = [];
     for (const informer of informers) {

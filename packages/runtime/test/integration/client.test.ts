@@ -12,6 +12,7 @@ import {
   InvalidError,
   KindNotFoundError,
   KubeTransport,
+  LabelSelectorError,
   OwnerReferenceError,
 } from "@tessera/client";
 import { eventually, useControlPlane } from "@tessera/testenv";
@@ -132,6 +133,20 @@ describe("client (real API server)", function () {
       const client = new CachedClient(factory, writer);
       const byLabel = await client.list(ConfigMaps, { namespace: ns, labels: "tier in (front,back)" });
       assert.deepEqual(byLabel.map((o) => o.metadata?.name).sort(), ["back", "front"]);
+      // The cache reads the server's grammar (`in(` needs no space) and refuses what the server
+      // refuses, as the direct client does, before any request.
+      for (const reader of [client, writer]) {
+        const found = await reader.list(ConfigMaps, { namespace: ns, labels: "tier in(front,db),tier!=db" });
+        assert.deepEqual(
+          found.map((o) => o.metadata?.name),
+          ["front"],
+          reader.reads,
+        );
+        await assert.rejects(
+          reader.list(ConfigMaps, { namespace: ns, labels: "app=web," }),
+          LabelSelectorError,
+        );
+      }
       const byField = await client.list(ConfigMaps, { namespace: ns, fields: { "metadata.name": "db" } });
       assert.deepEqual(
         byField.map((o) => o.metadata?.name),
