@@ -125,7 +125,10 @@ export function applyConflicts(
     if (entry === self) continue;
     for (const key of entry.fields) {
       const owned = JSON.parse(key) as string[];
-      const mine = paths.find((p) => overlaps(p, owned));
+      // An empty map declared above owned fields claims the map, not its keys.
+      const mine = paths.find(
+        (p) => overlaps(p, owned) && !(p.length < owned.length && isMap(valueAt(config, p))),
+      );
       if (!mine) continue;
       const at = mine.length <= owned.length ? mine : owned;
       if (!jsonEqual(valueAt(live, at), valueAt(config, at))) conflicts.push({ entry, key });
