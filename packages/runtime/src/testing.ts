@@ -16,3 +16,7 @@ export type {
   Interception,
 } from "./testing/interceptors.js";
 export { serverErrors } from "./testing/server-errors.js";
+export { reconcileOnce } from "./testing/reconcile-once.js";
+export type { ReconcileOnceOptions, ReconcileOnceOutcome } from "./testing/reconcile-once.js";
+export { CapturingEventRecorder } from "./testing/capturing-event-recorder.js";
+export type { RecordedEvent } from "./testing/capturing-event-recorder.js";

@@ -188,6 +188,13 @@ export class FakeClient implements Client, ApiReader {
     return this.interceptors.add(match, handler);
   }
 
+  /** The handle of a kind the fake serves, by group, version and kind; undefined for any other. */
+  resourceFor(kind: { group: string; version: string; kind: string }): Resource | undefined {
+    return [...this.known.values()].find(
+      (r) => r.group === kind.group && r.version === kind.version && r.kind === kind.kind,
+    );
+  }
+
   /** Stores `object` as if created (its `apiVersion` and `kind` name a kind the fake serves). */
   seed(object: KubeObject): void {
     const resource = [...this.known.values()].find(
