@@ -124,6 +124,20 @@ describe("FakeClient", () => {
     });
   });
 
+  it("custom resources take no unconditional update; built-in kinds do", async () => {
+    const w = await fake.create(Widgets, widget());
+    const { resourceVersion: _rv, ...meta } = w.metadata!;
+    await assert.rejects(
+      fake.update(Widgets, { ...w, metadata: meta }),
+      /422 Invalid: .*must be specified for an update/,
+    );
+    const c = await fake.create(ConfigMaps, { metadata: { name: "c", namespace: "ns" }, data: { a: "1" } });
+    const { resourceVersion: _crv, ...cmeta } = c.metadata!;
+    assert.deepEqual((await fake.update(ConfigMaps, { ...c, metadata: cmeta, data: { a: "2" } })).data, {
+      a: "2",
+    });
+  });
+
   it("finalizers: delete marks, removing the last finalizer removes", async () => {
     await fake.create(Widgets, widget({ size: 1 }, { metadata: { ...ref, finalizers: ["x/y"] } }));
     assert.equal(await fake.delete(Widgets, ref), true);

@@ -133,7 +133,9 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  * - the status subresource apart: main writes keep the stored status (create
  *   drops it), status writes change nothing else;
  * - optimistic concurrency: a write quoting a stale resourceVersion, and a
- *   delete whose preconditions fail, get `ConflictError`;
+ *   delete whose preconditions fail, get `ConflictError`; an update of a
+ *   custom resource without a resourceVersion is `InvalidError`, as custom
+ *   resources take no unconditional update (built-in kinds do);
  * - finalizers: a delete marks (`deletionTimestamp`, generation bump), the
  *   write that removes the last finalizer removes the object;
  * - label selectors through `labelMatcher`, field selectors on
@@ -287,7 +289,7 @@ export class FakeClient implements Client, ApiReader {
     const context = ctx("update", resource, ref);
     return await this.call("update", resource, ref, [object, options], context, () => {
       const stored = this.existing(resource, ref, context);
-      this.checkVersion(resource, ref, context, stored, object.metadata?.resourceVersion);
+      this.checkVersion(resource, ref, context, stored, object.metadata?.resourceVersion, true);
       return this.commit(resource, context, stored, this.mainWrite(resource, stored, object as Json), {
         verb: "update",
         options,
@@ -303,9 +305,9 @@ export class FakeClient implements Client, ApiReader {
     const ref = refOf(object);
     const context = ctx("update status", resource, ref);
     return await this.call("updateStatus", resource, ref, [object, options], context, () => {
-      if (!this.hasStatus(resource)) throw serverErrors.noSuchSubresource(context);
+      if (!this.hasStatus(resource)) throw serverErrors.notFound(context, resource, ref.name);
       const stored = this.existing(resource, ref, context);
-      this.checkVersion(resource, ref, context, stored, object.metadata?.resourceVersion);
+      this.checkVersion(resource, ref, context, stored, object.metadata?.resourceVersion, true);
       const next = jsonCopy(stored.object);
       const status = (object as { status?: Json }).status;
       if (status === undefined) delete next["status"];
@@ -487,7 +489,17 @@ export class FakeClient implements Client, ApiReader {
     context: ApiErrorContext,
     stored: Stored,
     quoted: string | undefined,
+    update = false,
   ): void {
+    if (update && !quoted && !BUILTINS.has(resourceKey(resource))) {
+      // Custom resources, unlike most built-in kinds, take no unconditional update.
+      const cause = {
+        field: "metadata.resourceVersion",
+        type: "FieldValueInvalid",
+        message: "Invalid value: 0: must be specified for an update",
+      };
+      throw serverErrors.invalid(context, resource, ref.name, [cause], [cause], describeResource(resource));
+    }
     if (quoted && quoted !== (stored.object["metadata"] as Record<string, Json>)["resourceVersion"]) {
       throw serverErrors.conflict(context, resource, ref.name);
     }
@@ -661,15 +673,13 @@ export class FakeClient implements Client, ApiReader {
       this.known404(resource, context);
       objectPath(resource, ref);
       const status = verb === "applyStatus";
-      if (status && !this.hasStatus(resource)) throw serverErrors.noSuchSubresource(context);
+      if (status && !this.hasStatus(resource)) throw serverErrors.notFound(context, resource, ref.name);
       const stored = this.bucket(resource).get(objectKey(ns(resource, ref.namespace), ref.name));
       if (!stored) {
         if (status) throw serverErrors.notFound(context, resource, ref.name);
         return this.doCreate(resource, object, options, context, true);
       }
       const config = jsonCopy(object) as unknown as Record<string, Json>;
-      const quoted = valueAt(config, ["metadata", "resourceVersion"]);
-      this.checkVersion(resource, ref, context, stored, typeof quoted === "string" ? quoted : undefined);
       const scope = status ? "status" : this.hasStatus(resource) ? "main" : "all";
       const paths = leafPaths(config, scope);
       const manager = options.fieldManager ?? this.fieldManager;
@@ -684,6 +694,9 @@ export class FakeClient implements Client, ApiReader {
           conflicts.map((c) => ({ manager: printManager(c.entry), field: printPath(c.key) })),
         );
       }
+      // The server finds field conflicts before it compares a quoted resourceVersion.
+      const quoted = valueAt(config, ["metadata", "resourceVersion"]);
+      this.checkVersion(resource, ref, context, stored, typeof quoted === "string" ? quoted : undefined);
       for (const c of conflicts) c.entry.fields.delete(c.key);
       const declared = new Set(paths.map((p) => JSON.stringify(p)));
       const dropped = [...self.fields].filter((f) => !declared.has(f));

@@ -99,7 +99,8 @@ export function printPath(key: string): string {
 export function printManager(entry: ManagedEntry): string {
   let name = JSON.stringify(entry.manager);
   if (entry.subresource) name += ` with subresource ${JSON.stringify(entry.subresource)}`;
-  if (entry.operation === "Update") name += ` using ${entry.apiVersion} at ${entry.time}`;
+  // The server names an updater by its identifier, which has no time.
+  if (entry.operation === "Update") name += ` using ${entry.apiVersion}`;
   return name;
 }
 

@@ -56,8 +56,9 @@ export const serverErrors = {
     causes: readonly { field: string; type: string; message: string }[],
     /** The causes of the Status, when the server repeats some (it does for a few checks). */
     statusCauses: readonly { field: string; type: string; message: string }[] = causes,
+    /** How the message names the kind: `Widget.example.com` for most checks, `widgets.example.com` for some. */
+    kind: string = resource.group === "" ? resource.kind : `${resource.kind}.${resource.group}`,
   ): ApiError {
-    const kind = resource.group === "" ? resource.kind : `${resource.kind}.${resource.group}`;
     const detail = causes.map((c) => `${c.field}: ${c.message}`);
     const message = `${kind} "${name}" is invalid: ${detail.length === 1 ? detail[0] : `[${detail.join(", ")}]`}`;
     return fail(
@@ -128,19 +129,6 @@ export const serverErrors = {
   /** 404 of a resource the server does not serve: its answer is a plain-text page, no Status. */
   noSuchResource(context: ApiErrorContext): ApiError {
     return apiErrorFor(context, 404, "NotFound", "404 page not found");
-  },
-  /** 404 of a subresource the kind does not have (`/status` of a CRD without it). */
-  noSuchSubresource(context: ApiErrorContext): ApiError {
-    const message = "the server could not find the requested resource";
-    return apiErrorFor(context, 404, "NotFound", message, {
-      kind: "Status",
-      apiVersion: "v1",
-      status: "Failure",
-      message,
-      reason: "NotFound",
-      details: {},
-      code: 404,
-    });
   },
   /** 409 of a delete whose precondition (`uid` or `resourceVersion`) the stored object fails. */
   preconditionFailed(

@@ -7,7 +7,15 @@
 import { strict as assert } from "node:assert";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
-import { ApiClient, ConfigMaps, defineResource, type Client, type KubeObject } from "../../src/index.js";
+import { simpleCrd } from "@tessera/testenv";
+import {
+  ApiClient,
+  ConfigMaps,
+  Deployments,
+  defineResource,
+  type Client,
+  type KubeObject,
+} from "../../src/index.js";
 import { FakeClient } from "../../src/testing.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
 import { Widgets, type Widget } from "./widget.js";
@@ -18,6 +26,15 @@ const Gadgets = defineResource({
   version: "v1",
   kind: "Gadget",
   plural: "gadgets",
+  scope: "Namespaced",
+});
+
+/** A custom resource whose CRD has no status subresource. */
+const Plains = defineResource<Widget>({
+  group: "example.com",
+  version: "v1",
+  kind: "Plain",
+  plural: "plains",
   scope: "Namespaced",
 });
 
@@ -37,6 +54,14 @@ const widget = (name: string, ns: string, extra: Partial<Widget> = {}): Widget =
 const cm = (name: string, ns: string, labels: Record<string, string>): V1ConfigMap => ({
   metadata: { name, namespace: ns, labels },
   data: { k: "1" },
+});
+const deployment = (ns: string) => ({
+  metadata: { name: "d", namespace: ns, labels: { app: "d" } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: "d" } },
+    template: { metadata: { labels: { app: "d" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+  },
 });
 const remember = <T extends KubeObject>(memo: Memo, key: string, object: T): T => {
   memo.set(key, object);
@@ -301,6 +326,100 @@ export const SCRIPT: readonly Step[] = [
     ],
   },
   {
+    name: "update without a resourceVersion: unconditional",
+    run: async (c, ns) => {
+      const live = (await c.get(Widgets, { name: "a", namespace: ns }))!;
+      const { resourceVersion: _rv, ...meta } = live.metadata!;
+      return c.update(Widgets, { ...live, metadata: meta, spec: { data: { k: "4" } } });
+    },
+  },
+  {
+    name: "merge patch of the status through the main resource: ignored",
+    run: (c, ns) =>
+      c.patch(
+        Widgets,
+        { name: "a", namespace: ns },
+        { type: "merge", patch: { status: { observedGeneration: 50 } } },
+      ),
+  },
+  {
+    name: "apply quoting a stale resourceVersion: Conflict",
+    run: (c, ns) =>
+      c.apply(
+        Widgets,
+        { metadata: { name: "a", namespace: ns, resourceVersion: "1" }, spec: { data: { k: "4" } } },
+        { fieldManager: "manager-a" },
+      ),
+  },
+  {
+    name: "applyStatus of a missing object: NotFound",
+    run: (c, ns) => c.applyStatus(Widgets, { metadata: { name: "zz", namespace: ns }, status: {} }),
+  },
+  {
+    name: "delete with a stale resourceVersion precondition: Conflict",
+    run: (c, ns) =>
+      c.delete(Widgets, { name: "a", namespace: ns }, { preconditions: { resourceVersion: "1" } }),
+  },
+  {
+    name: "get without the namespace of a namespaced kind: refused before sending",
+    run: (c) => c.get(Widgets, { name: "a" }),
+  },
+  {
+    name: "no status subresource: create keeps the status",
+    run: (c, ns) =>
+      c.create(
+        Plains,
+        widget("p", ns, { apiVersion: "example.com/v1", kind: "Plain", status: { observedGeneration: 1 } }),
+      ),
+  },
+  {
+    name: "no status subresource: a status change bumps the generation",
+    run: async (c, ns) => {
+      const live = (await c.get(Plains, { name: "p", namespace: ns }))!;
+      return c.update(Plains, { ...live, status: { observedGeneration: 2 } });
+    },
+  },
+  {
+    name: "no status subresource: updateStatus is NotFound",
+    run: async (c, ns) => c.updateStatus(Plains, (await c.get(Plains, { name: "p", namespace: ns }))!),
+  },
+  {
+    name: "apply by two managers of labels: maps merged",
+    run: async (c, ns) => {
+      await c.apply(
+        ConfigMaps,
+        { metadata: { name: "l", namespace: ns, labels: { a: "1" } } },
+        { fieldManager: "m1" },
+      );
+      return c.apply(
+        ConfigMaps,
+        { metadata: { name: "l", namespace: ns, labels: { b: "2" } } },
+        { fieldManager: "m2" },
+      );
+    },
+  },
+  {
+    name: "JSON patch removing a missing path: Invalid",
+    run: (c, ns) =>
+      c.patch(
+        ConfigMaps,
+        { name: "web-1", namespace: ns },
+        { type: "json", patch: [{ op: "remove", path: "/data/none" }] },
+      ),
+  },
+  {
+    name: "Deployment: generation 1 on create, 2 after a spec change, still 2 after a label change",
+    run: async (c, ns) => {
+      const created = await c.create(Deployments, deployment(ns));
+      const scaled = await c.update(Deployments, { ...created, spec: { ...created.spec!, replicas: 2 } });
+      const labelled = await c.update(Deployments, {
+        ...scaled,
+        metadata: { ...scaled.metadata, labels: { app: "d", more: "x" } },
+      });
+      return [created, scaled, labelled].map((d) => d.metadata?.generation);
+    },
+  },
+  {
     name: "list a kind the server does not serve: NotFound",
     run: (c, ns) => c.list(Gadgets, { namespace: ns }),
   },
@@ -347,7 +466,7 @@ class Normalizer {
     return message
       .replace(UID, "<uid>")
       .replace(TIME, "<time>")
-      .replace(/object meta: \d+/g, "object meta: <rv>");
+      .replace(/in record \(\d+\)/g, "in record (<rv>)");
   }
 
   private value(value: unknown): unknown {
@@ -391,14 +510,18 @@ async function runScript(client: Client, ns: string): Promise<unknown[]> {
 
 describe("FakeClient parity with the real API server", function () {
   this.timeout(120_000);
-  const env = useControlPlane();
+  const env = useControlPlane({ crds: [simpleCrd({ group: "example.com", kind: "Plain" })] });
 
   it("runs one script on both and agrees on every step but the known differences", async () => {
     await installWidgetCrd(env.cp);
     const ns = await createNamespace(env.cp, "parity");
     const real = await runScript(new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-parity" }), ns);
     const fake = await runScript(
-      new FakeClient({ resources: [Widgets], fieldManager: "tessera-parity" }),
+      new FakeClient({
+        resources: [Widgets, Plains],
+        withoutStatusSubresource: [Plains],
+        fieldManager: "tessera-parity",
+      }),
       ns,
     );
     const differences: string[] = [];
