@@ -60,7 +60,7 @@ export interface FakeClientOptions {
   clock?: Clock;
 }
 
-/** One write the fake stored (dry runs and refused writes excluded), in order. */
+/** One write the fake stored (dry runs, refused writes and seeds excluded), in order. */
 export interface FakeWrite {
   readonly verb: FakeVerb;
   /** The kind, e.g. `Widget`. */
@@ -162,7 +162,7 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  */
 export class FakeClient implements Client, ApiReader {
   readonly reads = "api";
-  /** Every write it stored, in order. */
+  /** Every write it stored, in order (seeded objects excluded). */
   readonly writes: FakeWrite[] = [];
   private readonly store = new Map<string, Map<string, Stored>>();
   private readonly known = new Map<string, Resource>(BUILTINS);
@@ -197,7 +197,10 @@ export class FakeClient implements Client, ApiReader {
     );
   }
 
-  /** Stores `object` as if created (its `apiVersion` and `kind` name a kind the fake serves). */
+  /**
+   * Stores `object` as if created (its `apiVersion` and `kind` name a kind
+   * the fake serves), without counting it among the {@link FakeClient.writes}.
+   */
   seed(object: KubeObject): void {
     const resource = [...this.known.values()].find(
       (r) => r.apiVersion === object.apiVersion && r.kind === object.kind,
@@ -208,6 +211,8 @@ export class FakeClient implements Client, ApiReader {
       );
     }
     this.doCreate(resource, object, {}, ctx("create", resource, refOf(object)));
+    // A seed is the test's setup, not a write of the code under test.
+    this.writes.pop();
   }
 
   async get<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef): Promise<T | undefined> {
