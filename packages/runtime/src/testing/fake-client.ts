@@ -54,6 +54,13 @@ export interface FakeClientOptions {
    * fails with 404. Default: none (every custom resource has it).
    */
   withoutStatusSubresource?: readonly Resource[];
+  /**
+   * Custom resources whose CRD keeps unknown fields without a structural
+   * schema (`x-kubernetes-preserve-unknown-fields` at the top): there a
+   * server-side apply owns the maps it declares, not only their values.
+   * Default: none.
+   */
+  schemaless?: readonly Resource[];
   /** The field manager of writes that name none; default `"tessera-fake"`. */
   fieldManager?: string;
   /** Stamps creationTimestamp, deletionTimestamp and managedFields times; default the system clock. */
@@ -145,7 +152,9 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  * - server-side apply with field managers: maps merged, lists replaced
  *   whole, conflicts with fields another manager set to another value unless
  *   `force`, fields the applier stops declaring removed; `managedFields`
- *   per manager and operation;
+ *   per manager, operation and subresource with the server's field sets
+ *   (an updater owns the maps it creates, an applier their values only, or
+ *   the maps too on a kind listed in `schemaless`);
  * - `dryRun`; errors of the same `ApiError` classes, codes, reasons and
  *   message shapes as the `ApiClient` against the server.
  *
@@ -155,8 +164,8 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  * (owner references are kept, dependents are not deleted), strategic merge
  * patch on built-in kinds (applied as a merge patch: lists are replaced, not
  * merged by key), `x-kubernetes-list-type: map` lists and set lists in
- * apply (every list is atomic), the exact `fieldsV1` trees of
- * `managedFields`, graceful deletion of Pods, watch, and pagination.
+ * apply (every list is atomic, `metadata.finalizers` too, which the server
+ * tracks item by item), graceful deletion of Pods, watch, and pagination.
  *
  * {@link FakeClient.intercept} fails, delays or answers chosen calls.
  */
@@ -167,6 +176,7 @@ export class FakeClient implements Client, ApiReader {
   private readonly store = new Map<string, Map<string, Stored>>();
   private readonly known = new Map<string, Resource>(BUILTINS);
   private readonly withoutStatus: ReadonlySet<string>;
+  private readonly schemaless: ReadonlySet<string>;
   private readonly fieldManager: string;
   private readonly clock: Clock;
   private readonly interceptors = new InterceptorChain();
@@ -176,6 +186,7 @@ export class FakeClient implements Client, ApiReader {
   constructor(options: FakeClientOptions = {}) {
     for (const r of options.resources ?? []) this.known.set(resourceKey(r), r);
     this.withoutStatus = new Set((options.withoutStatusSubresource ?? []).map(resourceKey));
+    this.schemaless = new Set((options.schemaless ?? []).map(resourceKey));
     this.fieldManager = options.fieldManager ?? "tessera-fake";
     this.clock = options.clock ?? new SystemClock();
     for (const object of options.objects ?? []) this.seed(object);
@@ -578,8 +589,10 @@ export class FakeClient implements Client, ApiReader {
     if (this.hasStatus(resource)) delete next["status"];
     const manager = options.fieldManager ?? this.fieldManager;
     const entry = this.entry([], resource, manager, apply ? "Apply" : "Update", "");
-    for (const path of leafPaths(next, this.hasStatus(resource) ? "main" : "all"))
+    const paths = leafPaths(next, this.hasStatus(resource) ? "main" : "all");
+    for (const path of apply ? this.appliedPaths(resource, next, paths) : paths) {
       entry.fields.add(JSON.stringify(path));
+    }
     const stored: Stored = { object: next, managed: [entry] };
     if (options.dryRun) {
       const shown = this.render(stored);
@@ -686,7 +699,7 @@ export class FakeClient implements Client, ApiReader {
       }
       const config = jsonCopy(object) as unknown as Record<string, Json>;
       const scope = status ? "status" : this.hasStatus(resource) ? "main" : "all";
-      const paths = leafPaths(config, scope);
+      const paths = this.appliedPaths(resource, config, leafPaths(config, scope));
       const manager = options.fieldManager ?? this.fieldManager;
       const managed = stored.managed.map((e) => ({ ...e, fields: new Set(e.fields) }));
       const self = this.entry(managed, resource, manager, "Apply", status ? "status" : "");
@@ -727,10 +740,35 @@ export class FakeClient implements Client, ApiReader {
         applied["metadata"] = m;
       }
       const next = applyMerge(jsonCopy(stored.object), applied) as Record<string, Json>;
+      // Deepest first, so a map given up is removed only once its keys are.
+      const depth = (f: string): number => (JSON.parse(f) as string[]).length;
+      dropped.sort((a, b) => depth(b) - depth(a));
       for (const f of dropped) {
-        if (!managed.some((e) => e.fields.has(f))) removeAt(next, JSON.parse(f) as string[]);
+        if (managed.some((e) => e.fields.has(f))) continue;
+        const path = JSON.parse(f) as string[];
+        const value = valueAt(next, path);
+        const map = value !== null && typeof value === "object" && !Array.isArray(value);
+        if (!map || Object.keys(value).length === 0) removeAt(next, path);
       }
       return this.commit(resource, context, stored, next, { verb, options, status, managed });
+    });
+  }
+
+  /**
+   * The paths an apply owns: its values and empty maps; the maps that hold
+   * values too on a schemaless kind (the server's field sets differ so).
+   */
+  private appliedPaths(
+    resource: Resource,
+    config: Record<string, Json>,
+    paths: readonly (readonly string[])[],
+  ): (readonly string[])[] {
+    if (this.schemaless.has(resourceKey(resource))) return [...paths];
+    return paths.filter((p) => {
+      const value = valueAt(config, p);
+      return (
+        value === null || typeof value !== "object" || Array.isArray(value) || Object.keys(value).length === 0
+      );
     });
   }
 
@@ -747,7 +785,15 @@ export class FakeClient implements Client, ApiReader {
       (e) => e.manager === manager && e.operation === operation && e.subresource === subresource,
     );
     if (!entry) {
-      entry = { manager, operation, apiVersion: resource.apiVersion, time, subresource, fields: new Set() };
+      entry = {
+        manager,
+        operation,
+        apiVersion: resource.apiVersion,
+        time,
+        subresource,
+        fields: new Set(),
+        marksMaps: operation === "Update" || this.schemaless.has(resourceKey(resource)),
+      };
       managed.push(entry);
     }
     entry.time = time;

@@ -8,8 +8,10 @@ export interface ManagedEntry {
   time: string;
   /** `"status"` for writes to the status subresource. */
   subresource: string;
-  /** Leaf paths, each `JSON.stringify(path)`. */
+  /** Paths, each `JSON.stringify(path)`: values, and the maps this entry owns as maps. */
   fields: Set<string>;
+  /** Whether `managedFields` marks the maps it owns with `.`: updaters' entries, and appliers' on a schemaless kind. */
+  marksMaps: boolean;
 }
 
 type Path = readonly string[];
@@ -32,21 +34,21 @@ const SYSTEM_METADATA = new Set([
 ]);
 
 /**
- * The fields `object` sets, as leaf paths: maps are walked, scalars and
- * lists are leaves (lists are atomic, as in a CRD without
- * `x-kubernetes-list-type: map`). `scope` keeps `status` paths only
- * (`"status"`), or drops them (`"main"`, for kinds with a status subresource).
+ * The fields `object` sets, as paths: every scalar and list (lists are
+ * atomic, as in a CRD without `x-kubernetes-list-type: map`), and every map
+ * below the top level but `metadata` itself (a manager owns the maps it
+ * declares, as the server's field sets do). `scope` keeps `status` paths
+ * only (`"status"`), or drops them (`"main"`, for kinds with a status
+ * subresource).
  */
 export function leafPaths(object: JsonMap, scope: "all" | "main" | "status"): Path[] {
   const out: Path[] = [];
   const walk = (value: Json, path: string[]): void => {
-    if (isMap(value) && Object.keys(value).length > 0) {
-      for (const [key, child] of Object.entries(value)) {
-        if (path.length === 1 && path[0] === "metadata" && SYSTEM_METADATA.has(key)) continue;
-        walk(child, [...path, key]);
-      }
-    } else {
-      out.push(path);
+    if (!(path.length === 1 && path[0] === "metadata")) out.push(path);
+    if (!isMap(value)) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (path.length === 1 && path[0] === "metadata" && SYSTEM_METADATA.has(key)) continue;
+      walk(child, [...path, key]);
     }
   };
   for (const [key, value] of Object.entries(object)) {
@@ -112,7 +114,9 @@ const overlaps = (a: Path, b: Path): boolean => {
 
 /**
  * The fields of `config` that another entry owns with a different value in
- * `live`: what a server-side apply without `force` is refused for.
+ * `live`: what a server-side apply without `force` is refused for. Maps are
+ * shared (their keys decide); a scalar or list conflicts with what another
+ * manager owns at, inside or above it.
  */
 export function applyConflicts(
   entries: readonly ManagedEntry[],
@@ -122,14 +126,13 @@ export function applyConflicts(
   paths: readonly Path[],
 ): { entry: ManagedEntry; key: string }[] {
   const conflicts: { entry: ManagedEntry; key: string }[] = [];
+  const values = paths.filter((p) => !isMap(valueAt(config, p)));
   for (const entry of entries) {
     if (entry === self) continue;
     for (const key of entry.fields) {
       const owned = JSON.parse(key) as string[];
-      // An empty map declared above owned fields claims the map, not its keys.
-      const mine = paths.find(
-        (p) => overlaps(p, owned) && !(p.length < owned.length && isMap(valueAt(config, p))),
-      );
+      const ownedIsValue = !isMap(valueAt(live, owned));
+      const mine = values.find((p) => overlaps(p, owned) && (p.length <= owned.length || ownedIsValue));
       if (!mine) continue;
       const at = mine.length <= owned.length ? mine : owned;
       if (!jsonEqual(valueAt(live, at), valueAt(config, at))) conflicts.push({ entry, key });
@@ -138,7 +141,7 @@ export function applyConflicts(
   return conflicts;
 }
 
-/** The leaf paths whose value differs between `before` and `after` (added, changed or removed). */
+/** The paths a write changed: scalars and lists that differ, maps that appeared or went away. */
 export function changedPaths(before: JsonMap, after: JsonMap, scope: "all" | "main" | "status"): Path[] {
   const seen = new Set<string>();
   const out: Path[] = [];
@@ -146,7 +149,10 @@ export function changedPaths(before: JsonMap, after: JsonMap, scope: "all" | "ma
     const key = JSON.stringify(path);
     if (seen.has(key)) continue;
     seen.add(key);
-    if (!jsonEqual(valueAt(before, path), valueAt(after, path))) out.push(path);
+    const a = valueAt(before, path);
+    const b = valueAt(after, path);
+    const changed = isMap(a) && isMap(b) ? false : !jsonEqual(a, b);
+    if (changed) out.push(path);
   }
   return out;
 }
@@ -157,12 +163,15 @@ export function renderManagedFields(entries: readonly ManagedEntry[]): unknown[]
     .filter((e) => e.fields.size > 0)
     .map((e) => {
       const tree: Record<string, unknown> = {};
+      const members: Record<string, unknown>[] = [];
       for (const key of e.fields) {
         let at = tree;
         for (const part of JSON.parse(key) as string[]) {
           at = (at[`f:${part}`] ??= {}) as Record<string, unknown>;
         }
+        members.push(at);
       }
+      if (e.marksMaps) for (const node of members) if (Object.keys(node).length > 0) node["."] = {};
       return {
         manager: e.manager,
         operation: e.operation,

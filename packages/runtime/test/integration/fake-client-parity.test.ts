@@ -29,8 +29,9 @@ const Gadgets = defineResource({
   scope: "Namespaced",
 });
 
-/** A custom resource whose CRD has no status subresource. */
-const Plains = defineResource<Widget>({
+/** A custom resource whose CRD has no status subresource (and no schema: any field is kept). */
+type Plain = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+const Plains = defineResource<Plain>({
   group: "example.com",
   version: "v1",
   kind: "Plain",
@@ -420,6 +421,27 @@ export const SCRIPT: readonly Step[] = [
     },
   },
   {
+    name: "apply of a list by two managers: the list is atomic (conflict, then replaced whole with force)",
+    run: async (c, ns) => {
+      const plain = (items: string[], other?: string) => ({
+        apiVersion: "example.com/v1",
+        kind: "Plain",
+        metadata: { name: "lists", namespace: ns },
+        spec: { items, ...(other ? { other } : {}) },
+      });
+      const outcomes: unknown[] = [await c.apply(Plains, plain(["a", "b"]), { fieldManager: "m1" })];
+      try {
+        await c.apply(Plains, plain(["a", "c"], "x"), { fieldManager: "m2" });
+      } catch (error) {
+        outcomes.push((error as Error).message);
+      }
+      outcomes.push(await c.apply(Plains, plain(["c"], "x"), { fieldManager: "m2", force: true }));
+      // m1 gave up the list to m2, so dropping it from m1's configuration removes nothing.
+      outcomes.push(await c.apply(Plains, { ...plain([]), spec: {} }, { fieldManager: "m1" }));
+      return outcomes;
+    },
+  },
+  {
     name: "list a kind the server does not serve: NotFound",
     run: (c, ns) => c.list(Gadgets, { namespace: ns }),
   },
@@ -475,9 +497,13 @@ class Normalizer {
     const o = value as Record<string, unknown> & KubeObject;
     const m = o.metadata ?? {};
     const managers = (
-      m.managedFields as { manager: string; operation: string; subresource?: string }[] | undefined
+      m.managedFields as
+        { manager: string; operation: string; subresource?: string; fieldsV1?: unknown }[] | undefined
     )
-      ?.map((f) => `${f.manager}/${f.operation}${f.subresource ? `/${f.subresource}` : ""}`)
+      ?.map(
+        (f) =>
+          `${f.manager}/${f.operation}${f.subresource ? `/${f.subresource}` : ""}: ${fieldPaths(f.fieldsV1).join(" ")}`,
+      )
       .sort();
     return {
       apiVersion: o.apiVersion,
@@ -500,6 +526,21 @@ class Normalizer {
   }
 }
 
+/**
+ * A `fieldsV1` tree as its sorted paths (`.spec.data.k`, `.spec.data.`), for
+ * a comparison that ignores key order; without the items of
+ * `metadata.finalizers`, a set the fake keeps as one atomic list.
+ */
+function fieldPaths(tree: unknown, prefix = ""): string[] {
+  if (tree === null || typeof tree !== "object" || prefix === ".metadata.finalizers") return [];
+  return Object.entries(tree as Record<string, unknown>)
+    .flatMap(([key, child]) => {
+      const path = key === "." ? `${prefix}.` : `${prefix}.${key.replace(/^f:/, "")}`;
+      return key === "." ? [path] : [path, ...fieldPaths(child, path)];
+    })
+    .sort();
+}
+
 async function runScript(client: Client, ns: string): Promise<unknown[]> {
   const memo: Memo = new Map();
   const normalizer = new Normalizer();
@@ -520,6 +561,7 @@ describe("FakeClient parity with the real API server", function () {
       new FakeClient({
         resources: [Widgets, Plains],
         withoutStatusSubresource: [Plains],
+        schemaless: [Plains],
         fieldManager: "tessera-parity",
       }),
       ns,
