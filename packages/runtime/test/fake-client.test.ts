@@ -330,9 +330,11 @@ describe("FakeClient", () => {
       assert.deepEqual(await fake.list(ConfigMaps), []);
     });
 
-    it("answers in place of the store", async () => {
+    it("answers in place of the store; peek reads past the interceptors", async () => {
+      await fake.create(Widgets, widget({ size: 1 }));
       fake.intercept({ verb: "get", resource: Widgets }, () => widget({ size: 42 }));
       assert.equal((await fake.get(Widgets, ref))?.spec?.size, 42);
+      assert.equal(fake.peek(Widgets, ref)?.spec?.size, 1);
     });
   });
 

@@ -100,7 +100,7 @@ describe("reconcileOnce", () => {
   it("builds the reconciler through injection, runs one reconcile, returns result, writes and events", async () => {
     const clock = new FakeClock({ wallTime: new Date("2026-03-04T05:06:07Z") });
     const started = performance.now();
-    const { result, writes, events, client, error } = await reconcileOnce(
+    const { result, writes, events, client, error, conditions } = await reconcileOnce(
       WidgetReconciler,
       { name: "w", namespace: "ns" },
       { objects: [widget], resources: [Widgets], clock },
@@ -118,6 +118,10 @@ describe("reconcileOnce", () => {
     );
     const after = await client.get(Widgets, { name: "w", namespace: "ns" });
     assert.equal(after?.status?.conditions?.[0]?.lastTransitionTime, "2026-03-04T05:06:07Z");
+    assert.deepEqual(
+      conditions?.map((c) => `${c.type}=${c.status}`),
+      ["Ready=True"],
+    );
     assert.ok(performance.now() - started < 500, "a reconcile on the fake takes milliseconds");
   });
 

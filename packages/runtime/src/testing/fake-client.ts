@@ -201,6 +201,15 @@ export class FakeClient implements Client, ApiReader {
     return this.interceptors.add(match, handler);
   }
 
+  /**
+   * The object as stored, read at once and past the interceptors: for a
+   * test's own checks, which should not use up an interceptor's `times`.
+   */
+  peek<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef): T | undefined {
+    const stored = this.bucket(resource).get(objectKey(ns(resource, ref.namespace), ref.name));
+    return stored ? (this.render(stored) as T) : undefined;
+  }
+
   /** The handle of a kind the fake serves, by group, version and kind; undefined for any other. */
   resourceFor(kind: { group: string; version: string; kind: string }): Resource | undefined {
     return [...this.known.values()].find(

@@ -7,6 +7,7 @@ import { isResource } from "../builder/kind.js";
 import { PluginRegistry } from "../plugin/plugin-registry.js";
 import type { PluginClass, ReconcilerPlugin } from "../plugin/plugin.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
+import type { Condition } from "../helpers/conditions.js";
 import type { ReconcileContext } from "../reconcile/reconciler.js";
 import type { Request } from "../reconcile/request.js";
 import type { Result } from "../reconcile/result.js";
@@ -42,6 +43,8 @@ export interface ReconcileOnceOutcome {
   writes: FakeWrite[];
   /** The Events it recorded, in order. */
   events: RecordedEvent[];
+  /** The primary object's `status.conditions` after the reconcile (absent when it has none, or is gone). */
+  conditions?: Condition[];
   /** The fake, to read the objects as the reconcile left them. */
   client: FakeClient;
   logger: CapturingLogger;
@@ -53,7 +56,8 @@ export interface ReconcileOnceOutcome {
  * `Tokens.ApiClient` and `Tokens.ApiReader`, the clock, a capturing logger
  * and event recorder, a no-op meter and tracer, and what `provide` adds),
  * reads its `controller(on)` for the primary kind, and runs one reconcile
- * of `request`. `ctx.current()` answers the primary object as the fake held
+ * of `request`, and reports its result, writes, events and the primary's
+ * conditions after it. `ctx.current()` answers the primary object as the fake held
  * it when the reconcile started, as a cache that has not yet seen the
  * reconcile's own writes. Tokens it does not bind (Config, KubeConfig,
  * InformerFactory, RestMapper, Metrics) fail with the manager's
@@ -102,7 +106,8 @@ export async function reconcileOnce<P extends readonly unknown[]>(
       `reconcileOnce(${reconciler.name}): the fake serves no ${kind.group}/${kind.version} ${kind.kind}; give its handle in options.resources`,
     );
   }
-  const current = await client.get(primary, request);
+  // Past the interceptors: they are for the reconciler's own calls.
+  const current = client.peek(primary, request);
   const attempt = options.attempt ?? 1;
   const ctx: ReconcileContext<KubeObject> = {
     signal: options.signal ?? new AbortController().signal,
@@ -118,5 +123,7 @@ export async function reconcileOnce<P extends readonly unknown[]>(
     outcome.error = error;
   }
   outcome.writes = client.writes.slice(before);
+  const after = client.peek(primary, request) as { status?: { conditions?: Condition[] } } | undefined;
+  if (after?.status?.conditions) outcome.conditions = after.status.conditions;
   return outcome;
 }
