@@ -259,6 +259,13 @@ export class FakeClient implements Client, ApiReader {
       [options],
       context,
       () => {
+        // `index` (cached reads only, in ListOptions on main) is refused as the ApiClient refuses it.
+        const index = (options as { index?: { name: string } }).index;
+        if (index !== undefined) {
+          throw new TypeError(
+            `list ${describeResource(resource)}: index "${index.name}" is kept by the manager's cache, not the API server; list through the cached client (Tokens.Client), or select by fields here`,
+          );
+        }
         this.known404(resource, context);
         const matches = options.labels !== undefined ? labelMatcher(options.labels) : () => true;
         const fields = Object.entries(options.fields ?? {});
