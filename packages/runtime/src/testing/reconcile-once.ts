@@ -1,0 +1,129 @@
+import { metrics, trace } from "@opentelemetry/api";
+import { Container } from "inversify";
+import { defaultRandom, withFields, type Clock } from "@tessera/core";
+import { CapturingLogger, FakeClock } from "@tessera/core/testing";
+import { describeResource, type ApiClient, type KubeObject, type Resource } from "@tessera/client";
+import { isResource } from "../builder/kind.js";
+import { PluginRegistry } from "../plugin/plugin-registry.js";
+import type { PluginClass, ReconcilerPlugin } from "../plugin/plugin.js";
+import { Tokens, type Token } from "../plugin/tokens.js";
+import type { Condition } from "../helpers/conditions.js";
+import type { ReconcileContext } from "../reconcile/reconciler.js";
+import type { Request } from "../reconcile/request.js";
+import type { Result } from "../reconcile/result.js";
+import { CapturingEventRecorder, type RecordedEvent } from "./capturing-event-recorder.js";
+import { FakeClient, type FakeWrite } from "./fake-client.js";
+
+/** Options of {@link reconcileOnce}. */
+export interface ReconcileOnceOptions {
+  /** Objects in the fake before the reconcile (each with its `apiVersion` and `kind`). */
+  objects?: readonly KubeObject[];
+  /** The custom resources the fake serves (the primary kind among them). */
+  resources?: readonly Resource[];
+  /** The fake to use instead of a new one (its store and writes carry over: for a second reconcile). */
+  client?: FakeClient;
+  /** Default a new `FakeClock`. */
+  clock?: Clock;
+  /** Default a new `CapturingLogger`. */
+  logger?: CapturingLogger;
+  /** Further bindings the reconciler injects (`[token, value]`), e.g. `[Tokens.Config, config]` or a token of your own. */
+  provide?: readonly (readonly [Token<unknown>, unknown])[];
+  /** The context's attempt; default 1. */
+  attempt?: number;
+  signal?: AbortSignal;
+}
+
+/** What one reconcile did. */
+export interface ReconcileOnceOutcome {
+  /** What `reconcile` returned; absent when it threw. */
+  result?: Result;
+  /** What `reconcile` threw, if it did (the controller would retry with backoff). */
+  error?: unknown;
+  /** The writes of this reconcile (verb, kind, object), in order. */
+  writes: FakeWrite[];
+  /** The Events it recorded, in order. */
+  events: RecordedEvent[];
+  /** The primary object's `status.conditions` after the reconcile (absent when it has none, or is gone). */
+  conditions?: Condition[];
+  /** The fake, to read the objects as the reconcile left them. */
+  client: FakeClient;
+  logger: CapturingLogger;
+}
+
+/**
+ * Builds `reconciler` as the manager does (a container in which the class's
+ * `static inject` tokens resolve: the fake client for `Tokens.Client`,
+ * `Tokens.ApiClient` and `Tokens.ApiReader`, the clock, a capturing logger
+ * and event recorder, a no-op meter and tracer, and what `provide` adds),
+ * reads its `controller(on)` for the primary kind, and runs one reconcile
+ * of `request`, and reports its result, writes, events and the primary's
+ * conditions after it. `ctx.current()` answers the primary object as the fake held
+ * it when the reconcile started, as a cache that has not yet seen the
+ * reconcile's own writes. Tokens it does not bind (Config, KubeConfig,
+ * InformerFactory, RestMapper, Metrics) fail with the manager's
+ * `UnboundTokenError` unless given in `provide`.
+ */
+export async function reconcileOnce<P extends readonly unknown[]>(
+  reconciler: PluginClass<ReconcilerPlugin<never>, [...P]>,
+  request: Request,
+  options: ReconcileOnceOptions = {},
+): Promise<ReconcileOnceOutcome> {
+  const clock = options.clock ?? new FakeClock();
+  const logger = options.logger ?? new CapturingLogger();
+  const client =
+    options.client ??
+    new FakeClient({ resources: options.resources ?? [], objects: options.objects ?? [], clock });
+  if (options.client) for (const object of options.objects ?? []) client.seed(object);
+  const recorder = new CapturingEventRecorder();
+  const container = new Container();
+  const constant = <T>(token: Token<T>, value: T): void => {
+    container.bind<T>(token).toConstantValue(value);
+  };
+  constant(Tokens.Client, client);
+  constant(Tokens.ApiReader, client);
+  // The fake is no ApiClient by class, but answers every call an ApiClient does.
+  constant(Tokens.ApiClient, client as unknown as ApiClient);
+  constant(Tokens.Clock, clock);
+  constant(Tokens.Random, defaultRandom);
+  constant(Tokens.Logger, logger);
+  constant(Tokens.EventRecorder, recorder);
+  constant(Tokens.Meter, metrics.getMeter("@tessera/runtime/testing"));
+  constant(Tokens.Tracer, trace.getTracer("@tessera/runtime/testing"));
+  for (const [token, value] of options.provide ?? []) {
+    if (container.isBound(token)) container.unbind(token);
+    container.bind(token).toConstantValue(value);
+  }
+  const registry = new PluginRegistry(container);
+  // As manager.register: the class is checked against its own constructor, then stored untyped.
+  registry.addClass(reconciler as unknown as PluginClass<object, never[]>);
+  registry.checkInjections();
+  const [declaration] = registry.controllerDeclarations();
+  if (!declaration) throw new TypeError(`${reconciler.name}: declares no controller`);
+  const kind = declaration.definition.for;
+  const primary = isResource(kind) ? kind : client.resourceFor(kind);
+  if (!primary) {
+    throw new TypeError(
+      `reconcileOnce(${reconciler.name}): the fake serves no ${kind.group}/${kind.version} ${kind.kind}; give its handle in options.resources`,
+    );
+  }
+  // Past the interceptors: they are for the reconciler's own calls.
+  const current = client.peek(primary, request);
+  const attempt = options.attempt ?? 1;
+  const ctx: ReconcileContext<KubeObject> = {
+    signal: options.signal ?? new AbortController().signal,
+    logger: withFields(logger, { controller: describeResource(primary), ...request, attempt }),
+    attempt,
+    current: () => current,
+  };
+  const before = client.writes.length;
+  const outcome: ReconcileOnceOutcome = { writes: [], events: recorder.events, client, logger };
+  try {
+    outcome.result = await declaration.reconciler.reconcile(request, ctx);
+  } catch (error) {
+    outcome.error = error;
+  }
+  outcome.writes = client.writes.slice(before);
+  const after = client.peek(primary, request) as { status?: { conditions?: Condition[] } } | undefined;
+  if (after?.status?.conditions) outcome.conditions = after.status.conditions;
+  return outcome;
+}

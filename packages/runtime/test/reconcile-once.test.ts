@@ -1,0 +1,191 @@
+// reconcileOnce builds a reconciler through the manager's injection on the
+// FakeClient and reports what one reconcile did.
+import { strict as assert } from "node:assert";
+import { FakeClock } from "@tessera/core/testing";
+import {
+  ConfigMaps,
+  Tokens,
+  defineResource,
+  setCondition,
+  token,
+  type Client,
+  type Clock,
+  type ControllerBuilder,
+  type EventRecorder,
+  type KubeObject,
+  type ReconcileContext,
+  type ReconcilerPlugin,
+  type Request,
+} from "../src/index.js";
+import { reconcileOnce } from "../src/testing.js";
+import type { Condition } from "../src/index.js";
+
+interface Widget extends KubeObject {
+  spec?: { data?: Record<string, string>; fail?: boolean };
+  status?: { conditions?: Condition[] };
+}
+const Widgets = defineResource<Widget>({
+  group: "example.com",
+  version: "v1",
+  kind: "Widget",
+  plural: "widgets",
+  scope: "Namespaced",
+});
+const Suffix = token<string>("test.Suffix");
+
+class WidgetReconciler implements ReconcilerPlugin<Widget> {
+  static readonly inject = [Tokens.Client, Tokens.EventRecorder, Tokens.Clock] as const;
+  constructor(
+    private readonly client: Client,
+    private readonly events: EventRecorder,
+    private readonly clock: Clock,
+  ) {}
+  controller(on: ControllerBuilder) {
+    return on.for(Widgets).owns(ConfigMaps);
+  }
+  async reconcile({ name, namespace }: Request, ctx: ReconcileContext<Widget>) {
+    const widget = ctx.current();
+    if (!widget) return;
+    if (widget.spec?.fail) throw new Error("told to fail");
+    const cm = await this.client.apply(
+      ConfigMaps,
+      { metadata: { name, namespace }, data: widget.spec?.data ?? {} },
+      { controller: widget, force: true },
+    );
+    this.events.record(widget, {
+      type: "Normal",
+      reason: "Synced",
+      action: "Apply",
+      note: "data copied",
+      related: cm,
+    });
+    const { conditions } = setCondition(
+      widget.status?.conditions,
+      {
+        type: "Ready",
+        status: "True",
+        reason: "Synced",
+        message: "",
+        observedGeneration: widget.metadata?.generation,
+      },
+      this.clock.wallTime(),
+    );
+    await this.client.applyStatus(Widgets, { metadata: { name, namespace }, status: { conditions } });
+    return { requeueAfterMs: 60_000 };
+  }
+}
+
+class SuffixReconciler implements ReconcilerPlugin<Widget> {
+  static readonly inject = [Tokens.Client, Suffix] as const;
+  constructor(
+    private readonly client: Client,
+    private readonly suffix: string,
+  ) {}
+  controller(on: ControllerBuilder) {
+    return on.for(Widgets);
+  }
+  async reconcile({ name, namespace }: Request) {
+    await this.client.create(ConfigMaps, { metadata: { name: name + this.suffix, namespace } });
+  }
+}
+
+const widget: Widget = {
+  apiVersion: "example.com/v1",
+  kind: "Widget",
+  metadata: { name: "w", namespace: "ns" },
+  spec: { data: { a: "1" } },
+};
+
+describe("reconcileOnce", () => {
+  it("builds the reconciler through injection, runs one reconcile, returns result, writes and events", async () => {
+    const clock = new FakeClock({ wallTime: new Date("2026-03-04T05:06:07Z") });
+    const started = performance.now();
+    const { result, writes, events, client, error, conditions } = await reconcileOnce(
+      WidgetReconciler,
+      { name: "w", namespace: "ns" },
+      { objects: [widget], resources: [Widgets], clock },
+    );
+    assert.equal(error, undefined);
+    assert.deepEqual(result, { requeueAfterMs: 60_000 });
+    assert.deepEqual(
+      writes.map((w) => `${w.verb} ${w.kind} ${w.object.metadata?.name}`),
+      ["apply ConfigMap w", "applyStatus Widget w"],
+    );
+    assert.equal(writes[0]!.object.metadata?.ownerReferences?.[0]?.name, "w");
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.reason} ${e.regarding.metadata?.name}`),
+      ["Normal Synced w"],
+    );
+    const after = await client.get(Widgets, { name: "w", namespace: "ns" });
+    assert.equal(after?.status?.conditions?.[0]?.lastTransitionTime, "2026-03-04T05:06:07Z");
+    assert.deepEqual(
+      conditions?.map((c) => `${c.type}=${c.status}`),
+      ["Ready=True"],
+    );
+    assert.ok(performance.now() - started < 500, "a reconcile on the fake takes milliseconds");
+  });
+
+  it("a missing object: current() is undefined, nothing written", async () => {
+    const outcome = await reconcileOnce(
+      WidgetReconciler,
+      { name: "nope", namespace: "ns" },
+      { resources: [Widgets] },
+    );
+    assert.deepEqual([outcome.result, outcome.writes, outcome.events], [undefined, [], []]);
+  });
+
+  it("a reconcile that throws: the error is returned, with the writes made before it", async () => {
+    const failing = { ...widget, spec: { fail: true } };
+    const outcome = await reconcileOnce(
+      WidgetReconciler,
+      { name: "w", namespace: "ns" },
+      {
+        objects: [failing],
+        resources: [Widgets],
+      },
+    );
+    assert.match(String(outcome.error), /told to fail/);
+    assert.deepEqual(outcome.writes, []);
+  });
+
+  it("tokens of your own through provide; an unbound one fails as the manager's check does", async () => {
+    const outcome = await reconcileOnce(
+      SuffixReconciler,
+      { name: "w", namespace: "ns" },
+      {
+        objects: [widget],
+        resources: [Widgets],
+        provide: [[Suffix, "-x"]],
+      },
+    );
+    assert.deepEqual(
+      outcome.writes.map((w) => w.object.metadata?.name),
+      ["w-x"],
+    );
+    await assert.rejects(
+      reconcileOnce(SuffixReconciler, { name: "w", namespace: "ns" }, { resources: [Widgets] }),
+      /test\.Suffix/,
+    );
+  });
+
+  it("a second reconcile on the same fake sees the first one's writes; writes are per reconcile", async () => {
+    const first = await reconcileOnce(
+      WidgetReconciler,
+      { name: "w", namespace: "ns" },
+      {
+        objects: [widget],
+        resources: [Widgets],
+      },
+    );
+    const second = await reconcileOnce(
+      WidgetReconciler,
+      { name: "w", namespace: "ns" },
+      { client: first.client },
+    );
+    // The ConfigMap and the condition are already so: the apply and the status apply store nothing new.
+    assert.deepEqual(
+      second.writes.map((w) => `${w.verb} ${w.kind}`),
+      [],
+    );
+  });
+});
