@@ -108,6 +108,7 @@ export class ControllerFactory {
       ...(primaries.length > 1 ? { current: currentIn(primaries) } : {}),
       sources: await this.sources(definition, primaries, primaryResource, signal),
       reconciler,
+      reader: this.get(Tokens.Client),
       concurrency: overrides.concurrency ?? definition.options.concurrency ?? 1,
       reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,
