@@ -31,8 +31,9 @@ export interface MapContext {
  * The events of one source are mapped one at a time, in the order they
  * happened: a promise is awaited before the source's next event is mapped
  * (other sources and controllers go on meanwhile). A mapper that throws or
- * rejects is logged with the object's key and the controller, and that
- * event is dropped.
+ * rejects is logged (`event handler failed`, with the object's key, the
+ * handler `<controller>-watch-<n>` and an error naming the controller) and
+ * counted in `tessera_informer_handler_errors_total`; that event is dropped.
  */
 export type MapToRequests<T extends KubeObject = KubeObject> = (
   object: T,

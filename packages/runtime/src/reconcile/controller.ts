@@ -9,7 +9,6 @@ import {
 } from "@tessera/core";
 import type { HandlerRegistration, SharedIndexInformer } from "@tessera/informers";
 import { DeletedFinalStateUnknown } from "@tessera/reflector";
-import { metaNamespaceKey } from "@tessera/reflector";
 import { type KubeObject, type Reader } from "@tessera/client";
 import {
   defaultControllerRateLimiter,
@@ -219,12 +218,12 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.queue.add(key, { priority: initial ? LOW_PRIORITY : NORMAL_PRIORITY });
       }
     };
-    const map = (object: KubeObject, initial: boolean, event: string): void | Promise<void> => {
+    const map = (object: KubeObject, initial: boolean): void | Promise<void> => {
       let mapped: readonly Request[] | Promise<readonly Request[]>;
       try {
         mapped = source.toRequests(object, this.mapContext);
       } catch (error) {
-        return this.mappingFailed(source, object, event, error);
+        return this.mappingFailed(source, error);
       }
       if (Array.isArray(mapped)) return enqueue(mapped, initial);
       return Promise.resolve(mapped)
@@ -232,31 +231,35 @@ export class Controller<T extends KubeObject = KubeObject> {
           if (!Array.isArray(requests)) throw notRequests(requests);
           enqueue(requests, initial);
         })
-        .catch((error: unknown) => this.mappingFailed(source, object, event, error));
+        .catch((error: unknown) => this.mappingFailed(source, error));
     };
     const pass = (event: Parameters<typeof admits>[1]): boolean =>
       source.predicates.every((p) => admits(p, event));
     return {
       onAdd: (object: KubeObject, initial: boolean) =>
-        pass({ type: "create", object }) ? map(object, initial, "create") : undefined,
+        pass({ type: "create", object }) ? map(object, initial) : undefined,
       onUpdate: (oldObject: KubeObject, newObject: KubeObject) =>
-        pass({ type: "update", oldObject, newObject }) ? map(newObject, false, "update") : undefined,
+        pass({ type: "update", oldObject, newObject }) ? map(newObject, false) : undefined,
       onDelete: (deleted: KubeObject | DeletedFinalStateUnknown<KubeObject>) => {
         const object = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
-        return object && pass({ type: "delete", object }) ? map(object, false, "delete") : undefined;
+        return object && pass({ type: "delete", object }) ? map(object, false) : undefined;
       },
     };
   }
 
-  /** A mapper threw or rejected: the event is dropped, and said so unless the controller is stopping. */
-  private mappingFailed(source: ControllerSource, object: KubeObject, event: string, error: unknown): void {
+  /**
+   * A mapper threw or rejected: the event is dropped. The error goes on to
+   * the informer, which logs it with the object's key and the handler
+   * (`<controller>-watch-<n>`) and counts it in
+   * `tessera_informer_handler_errors_total`; it names the controller. Not
+   * once the controller is stopping (its reads were aborted).
+   */
+  private mappingFailed(source: ControllerSource, error: unknown): void {
     if (this.stopping.signal.aborted) return;
-    this.logger.error("mapping function failed: the event is dropped", {
-      resource: source.informer.resource,
-      event,
-      key: metaNamespaceKey(object),
-      error: toError(error).message,
-    });
+    throw new Error(
+      `controller ${this.name}: the mapping function of ${source.informer.resource} failed, the event is dropped: ${toError(error).message}`,
+      { cause: error },
+    );
   }
 
   private async reconcileKey(key: string, work: WorkContext): Promise<WorkResult | void> {

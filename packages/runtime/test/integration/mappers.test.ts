@@ -86,7 +86,7 @@ describe("watches() mapping functions (real API server)", function () {
       await eventually("w3 reconciled for its Secret, after the failures", () => reconciled.includes("w3"));
       await sleep(300);
       assert.deepEqual(reconciled, ["w3"], "the failed events woke nothing");
-      const failures = logged.filter((line) => line.includes("mapping function failed"));
+      const failures = logged.filter((line) => line.includes("event handler failed"));
       for (const [name, message] of [
         ["throws", "refused at once"],
         ["rejects", "refused later"],
@@ -95,9 +95,10 @@ describe("watches() mapping functions (real API server)", function () {
           failures.some(
             (line) =>
               line.includes(`"key":"${ns}/${name}"`) &&
-              line.includes('"controller":"secret-mapper"') &&
-              line.includes('"resource":"secrets"') &&
-              line.includes(message),
+              line.includes('"handler":"secret-mapper-watch-1"') &&
+              line.includes(
+                `controller secret-mapper: the mapping function of secrets failed, the event is dropped: this Secret is ${message}`,
+              ),
           ),
           `${name} is logged:\n${failures.join("\n") || "nothing logged"}`,
         );
