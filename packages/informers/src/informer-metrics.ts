@@ -14,7 +14,10 @@ export type DeliveryType = "add" | "update" | "delete" | "resync";
 
 /**
  * The informer's OpenTelemetry instruments; every data point carries
- * `informer` (its name) and `resource`:
+ * `informer` (its name), `resource` and `cache` (which cache the informer
+ * is: `shared` for a {@link SharedInformerFactory}'s, `ring` for a sharded
+ * controller's share, `own` for one made directly), so two informers of one
+ * kind in a process report apart:
  *
  * - `tessera_informer_objects` (gauge): objects cached
  * - `tessera_informer_handler_queue_depth` {handler} (gauge): notifications waiting for a handler
@@ -30,8 +33,12 @@ export class InformerMetrics {
   private readonly delivered: GroupCounter;
   private readonly errors: GroupCounter;
 
-  constructor(meter: Meter, informer: string, resource: string, source: InformerGaugeSource) {
-    this.group = new MetricGroup(meter, { informer, resource });
+  constructor(
+    meter: Meter,
+    attributes: { readonly informer: string; readonly resource: string; readonly cache: string },
+    source: InformerGaugeSource,
+  ) {
+    this.group = new MetricGroup(meter, { ...attributes });
     this.delivered = this.group.counter(
       "tessera_informer_events_delivered_total",
       "Notifications a handler finished handling",

@@ -78,6 +78,11 @@ export interface SharedInformerFactoryOptions extends Instrumentation {
   compression?: Compression;
   /** The wire of the `kubeConfig` path (`KubeListerWatcherOptions.wire`); protobuf informers share one decoder. */
   wire?: "json" | "protobuf";
+  /**
+   * Called with each informer the factory makes, once, as it is made (a
+   * manager warns of a second cache of a kind its sharded controllers divide).
+   */
+  onInformer?: (informer: SharedIndexInformer<KubeObject>) => void;
 }
 
 /**
@@ -172,6 +177,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
       this.entries.set(key, entry);
       this.byInformer.set(informer, entry);
       if (this.state === "running") this.start(entry);
+      this.options.onInformer?.(informer);
     }
     entry.uses++;
     if (options.indexers) addMissingIndexers(entry.informer, options.indexers);
@@ -351,6 +357,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
       listerWatcher,
       handle: request.metadataOnly ? metadataResource(request.resource) : request.resource,
       name,
+      cache: "shared",
       resyncScheduler: this.scheduler,
       clock: this.tools.clock,
       random: this.tools.random,

@@ -29,6 +29,11 @@ describe("informer metrics", () => {
       const base = { informer: "widgets", resource: h.lw.resource };
       assert.equal(await metrics.value("tessera_informer_objects", base), 4);
       assert.equal(
+        await metrics.value("tessera_informer_objects", { ...base, cache: "own" }),
+        4,
+        'an informer made directly reports cache="own"',
+      );
+      assert.equal(
         await metrics.value("tessera_informer_handler_queue_depth", { ...base, handler: "blocked" }),
         8,
       );

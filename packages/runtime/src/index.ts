@@ -32,12 +32,14 @@ export type { ControllerBuilder, WatchOptions } from "./builder/controller-build
 export type { ControllerOptions } from "./builder/controller-options.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
 export { enqueueForObject, enqueueForOwner } from "./handler/event-handler.js";
-export type { MapToRequests } from "./handler/event-handler.js";
+export { requestOf } from "./reconcile/request.js";
+export type { MapContext, MapToRequests } from "./handler/event-handler.js";
 export { TerminalError } from "@tessera/workqueue";
 export type { Clock, Logger } from "@tessera/core";
 export type {
   Client,
   ApiReader,
+  Reader,
   ObjectRef,
   Patch,
   ApplyConfiguration,

@@ -4,7 +4,7 @@ import { SharedIndexInformer } from "@tessera/informers";
 import type { KubeObject } from "@tessera/client";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import { Controller, requestKey } from "../src/controller.js";
-import { enqueueForObject, TerminalError, type Request } from "../src/index.js";
+import { enqueueForObject, requestOf, TerminalError, type Request } from "../src/index.js";
 import { generationChanged } from "../src/predicates.js";
 
 function widget(name: string, generation = 1, labels: Record<string, string> = {}): KubeObject {
@@ -144,5 +144,52 @@ describe("Controller", () => {
     assert.deepEqual(seen, ["ns/a:a:2", "ns/a:gone:1"]);
     stop.abort();
     assert.deepEqual(await working, { drained: true, abandoned: [] });
+  });
+
+  it("counts an initial list as delivered once an async mapper queued its requests, and gives the mapper the reader", async () => {
+    const clock = new FakeClock();
+    const lw = new InMemoryListerWatcher<KubeObject>({ resource: "widgets.example.com" });
+    const informer = new SharedIndexInformer<KubeObject>({ listerWatcher: lw, clock });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const reads: string[] = [];
+    const reader = {
+      get: () => Promise.resolve(undefined),
+      list: <T extends KubeObject>(): Promise<T[]> => {
+        reads.push("list");
+        return Promise.resolve([widget("found")] as T[]);
+      },
+    };
+    const controller = new Controller<KubeObject>({
+      name: "async-map",
+      clock,
+      primary: informer,
+      reader,
+      sources: [
+        {
+          informer,
+          toRequests: async (object, { client }) => {
+            await gate;
+            const found = await client.list({} as never);
+            return [requestOf(object), ...found.map(requestOf)];
+          },
+          predicates: [],
+        },
+      ],
+      reconciler: { reconcile: () => undefined },
+    });
+    const stop = new AbortController();
+    stops.push(stop);
+    lw.put(widget("a"));
+    controller.watch(stop.signal);
+    void informer.run(stop.signal);
+    assert.ok(await informer.waitForSync(stop.signal));
+    await settle();
+    assert.equal(controller.hasSynced(), false, "the initial add is still being mapped");
+    assert.equal(controller.queue.len(), 0);
+    release();
+    assert.ok(await controller.waitForSync(AbortSignal.timeout(5_000)));
+    assert.deepEqual(reads, ["list"], "the mapper read through the reader it was given");
+    assert.equal(controller.queue.len(), 2, "its own request and the one it found");
   });
 });

@@ -182,6 +182,8 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
       ...instrumentation,
       listerWatcher: lw,
       handle: options.resource,
+      // Apart in metrics from a factory's informer of the same kind on this replica.
+      cache: "ring",
       transform: cache.transform
         ? composeTransforms(stripManagedFields, cache.transform)
         : stripManagedFields,

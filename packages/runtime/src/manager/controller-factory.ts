@@ -18,7 +18,7 @@ import { Tokens, type Token } from "../plugin/tokens.js";
 import { Controller, type ControllerSource } from "../reconcile/controller.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
-import { Caches } from "./default-bindings.js";
+import { Caches, Sharded } from "./default-bindings.js";
 import { controllerMode } from "./controller-mode.js";
 import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
 
@@ -95,6 +95,10 @@ export class ControllerFactory {
     const primaries: readonly ScopedInformer[] = ring
       ? [{ informer: ring.informer, namespace: this.scope(primaryResource, definition.cache).namespaces[0] }]
       : this.informers(primaryResource, definition.cache);
+    if (ring) {
+      const factory = this.get(Tokens.InformerFactory);
+      this.get(Sharded).add(primaryResource, definition.name, ring.informer, factory.informers);
+    }
     const caches = this.get(Caches);
     for (const { informer, namespace } of primaries)
       caches.add(primaryResource, informer, namespace, definition.name);
@@ -108,6 +112,7 @@ export class ControllerFactory {
       ...(primaries.length > 1 ? { current: currentIn(primaries) } : {}),
       sources: await this.sources(definition, primaries, primaryResource, signal),
       reconciler,
+      reader: this.get(Tokens.Client),
       concurrency: overrides.concurrency ?? definition.options.concurrency ?? 1,
       reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,

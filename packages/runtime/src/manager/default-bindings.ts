@@ -9,6 +9,7 @@ import { DeclaredCaches } from "../client/declared-caches.js";
 import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
+import { ShardedKinds } from "./sharded-kinds.js";
 import { token, Tokens, type Token } from "../plugin/tokens.js";
 import type { ManagerOptions } from "./manager-options.js";
 
@@ -24,6 +25,9 @@ export const Transport = token<KubeTransport>("tessera.internal.Transport");
 
 /** The caches the controllers declared: the controller factory fills it, the cached client reads it. Internal. */
 export const Caches = token<DeclaredCaches>("tessera.internal.DeclaredCaches");
+
+/** The kinds sharded controllers divide: warns of a second cache of one. Internal. */
+export const Sharded = token<ShardedKinds>("tessera.internal.ShardedKinds");
 
 /**
  * Binds what every manager's container holds (see {@link Tokens}). Services
@@ -85,22 +89,27 @@ function bindConstants(
 
 function bindInformerFactory(container: Container): void {
   container
+    .bind(Sharded)
+    .toDynamicValue((ctx) => new ShardedKinds(withFields(use(ctx, Tokens.Logger), { component: "caches" })))
+    .inSingletonScope();
+  container
     .bind(Tokens.InformerFactory)
-    .toDynamicValue(
-      (ctx) =>
-        new SharedInformerFactory({
-          kubeConfig: use(ctx, Tokens.KubeConfig),
-          // Reconcilers never read managedFields; dropping them saves a third of a cached object.
-          transform: stripManagedFields,
-          compression: use(ctx, Tokens.Config).compression,
-          wire: use(ctx, Tokens.Config).wire,
-          clock: use(ctx, Tokens.Clock),
-          random: use(ctx, Tokens.Random),
-          logger: withFields(use(ctx, Tokens.Logger), { component: "informers" }),
-          meter: use(ctx, Tokens.Meter),
-          tracer: use(ctx, Tokens.Tracer),
-        }),
-    )
+    .toDynamicValue((ctx) => {
+      const sharded = use(ctx, Sharded);
+      return new SharedInformerFactory({
+        kubeConfig: use(ctx, Tokens.KubeConfig),
+        // Reconcilers never read managedFields; dropping them saves a third of a cached object.
+        transform: stripManagedFields,
+        compression: use(ctx, Tokens.Config).compression,
+        wire: use(ctx, Tokens.Config).wire,
+        clock: use(ctx, Tokens.Clock),
+        random: use(ctx, Tokens.Random),
+        logger: withFields(use(ctx, Tokens.Logger), { component: "informers" }),
+        meter: use(ctx, Tokens.Meter),
+        tracer: use(ctx, Tokens.Tracer),
+        onInformer: (informer) => sharded.check(informer),
+      });
+    })
     .inSingletonScope();
 }
 

@@ -313,7 +313,7 @@ export class Manager implements Runnable, Syncable {
     ).build(declarations, signal);
     watch("informers", factory.run(signal));
     this.startRings(built, signal, watch, fail);
-    for (const { controller } of built) controller.watch();
+    for (const { controller } of built) controller.watch(signal);
     wireHealthChecks(this.health, factory, built);
     if (!(await this.syncCaches(factory, built, signal))) return;
     logger.info("manager: caches synced", { controllers: built.map((b) => b.controller.name) });

@@ -9,7 +9,7 @@ import {
 } from "@tessera/core";
 import type { HandlerRegistration, SharedIndexInformer } from "@tessera/informers";
 import { DeletedFinalStateUnknown } from "@tessera/reflector";
-import { type KubeObject } from "@tessera/client";
+import { type KubeObject, type Reader } from "@tessera/client";
 import {
   defaultControllerRateLimiter,
   LOW_PRIORITY,
@@ -23,11 +23,11 @@ import {
   type WorkerPoolRunOptions,
   type WorkResult,
 } from "@tessera/workqueue";
-import type { MapToRequests } from "../handler/event-handler.js";
+import type { MapContext, MapToRequests } from "../handler/event-handler.js";
 import { admits, type Predicate } from "../predicate/predicate.js";
 import { ControllerMetrics, isPanic } from "./controller-metrics.js";
 import type { Reconciler, ReconcileContext } from "./reconciler.js";
-import { requestFromKey, requestKey } from "./request.js";
+import { requestFromKey, requestKey, type Request } from "./request.js";
 
 /** One informer feeding the controller's queue, and how its objects become requests. */
 export interface ControllerSource {
@@ -46,6 +46,11 @@ export interface ControllerRunOptions<T extends KubeObject> extends Instrumentat
   /** Every informer whose events enqueue requests, the primary's first. */
   sources: readonly ControllerSource[];
   reconciler: Reconciler<T>;
+  /**
+   * What mapping functions read (their `context.client`): the manager's
+   * cached client. Absent: a mapper's read rejects, naming this option.
+   */
+  reader?: Reader;
   /** Default 1. */
   concurrency?: number;
   /** 0 or absent: no limit. */
@@ -88,6 +93,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Start times (clock ms) of the reconciles running now, by key. */
   private readonly started = new Map<string, number>();
   private readonly clock: Clock;
+  /** Aborted when the controller stops watching: ends the reads of mappers in flight. */
+  private readonly stopping = new AbortController();
+  private readonly mapContext: MapContext;
 
   constructor(options: ControllerRunOptions<T>) {
     this.options = options;
@@ -109,11 +117,22 @@ export class Controller<T extends KubeObject = KubeObject> {
       name: options.name,
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter<string>({ clock: tools.clock }),
     });
+    this.mapContext = Object.freeze({
+      client: options.reader ?? unavailableReader(options.name),
+      signal: this.stopping.signal,
+      logger: this.logger,
+    });
   }
 
-  /** Registers the event handlers on every source. Call once, before or after the informers run. */
-  watch(): void {
+  /**
+   * Registers the event handlers on every source. Call once, before or after
+   * the informers run. When `signal` aborts (the manager stops), the reads
+   * of mapping functions in flight are aborted.
+   */
+  watch(signal?: AbortSignal): void {
     if (this.registrations.length > 0) return;
+    if (signal?.aborted) this.stopping.abort(signal.reason);
+    else signal?.addEventListener("abort", () => this.stopping.abort(signal.reason), { once: true });
     this.registrations = this.options.sources.map((source, index) =>
       source.informer.addEventHandler(this.handlerFor(source), {
         name: `${this.name}-${index === 0 ? "for" : `watch-${index}`}`,
@@ -178,34 +197,69 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   /** Removes the event handlers, closes the queue and the metrics. */
   close(): void {
+    this.stopping.abort(new Error(`controller ${this.name} closed`));
     for (const r of this.registrations) r.close();
     this.registrations = [];
     this.queue.close();
     this.metrics.close();
   }
 
+  /**
+   * The informer handler of `source`. A mapper that returns a promise is
+   * awaited before the informer hands this handler its next event, so the
+   * source's events are mapped in order, and an initial list counts as
+   * delivered (for {@link Controller.hasSynced}) once its requests are queued.
+   */
   private handlerFor(source: ControllerSource) {
-    const enqueue = (object: KubeObject, initial: boolean): void => {
-      for (const request of source.toRequests(object)) {
+    const enqueue = (requests: readonly Request[], initial: boolean): void => {
+      for (const request of requests) {
         const key = requestKey(request);
         if (this.options.admit && !this.options.admit(key)) continue;
         this.queue.add(key, { priority: initial ? LOW_PRIORITY : NORMAL_PRIORITY });
       }
     };
+    const map = (object: KubeObject, initial: boolean): void | Promise<void> => {
+      let mapped: readonly Request[] | Promise<readonly Request[]>;
+      try {
+        mapped = source.toRequests(object, this.mapContext);
+      } catch (error) {
+        return this.mappingFailed(source, error);
+      }
+      if (Array.isArray(mapped)) return enqueue(mapped, initial);
+      return Promise.resolve(mapped)
+        .then((requests) => {
+          if (!Array.isArray(requests)) throw notRequests(requests);
+          enqueue(requests, initial);
+        })
+        .catch((error: unknown) => this.mappingFailed(source, error));
+    };
     const pass = (event: Parameters<typeof admits>[1]): boolean =>
       source.predicates.every((p) => admits(p, event));
     return {
-      onAdd: (object: KubeObject, initial: boolean) => {
-        if (pass({ type: "create", object })) enqueue(object, initial);
-      },
-      onUpdate: (oldObject: KubeObject, newObject: KubeObject) => {
-        if (pass({ type: "update", oldObject, newObject })) enqueue(newObject, false);
-      },
+      onAdd: (object: KubeObject, initial: boolean) =>
+        pass({ type: "create", object }) ? map(object, initial) : undefined,
+      onUpdate: (oldObject: KubeObject, newObject: KubeObject) =>
+        pass({ type: "update", oldObject, newObject }) ? map(newObject, false) : undefined,
       onDelete: (deleted: KubeObject | DeletedFinalStateUnknown<KubeObject>) => {
         const object = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
-        if (object && pass({ type: "delete", object })) enqueue(object, false);
+        return object && pass({ type: "delete", object }) ? map(object, false) : undefined;
       },
     };
+  }
+
+  /**
+   * A mapper threw or rejected: the event is dropped. The error goes on to
+   * the informer, which logs it with the object's key and the handler
+   * (`<controller>-watch-<n>`) and counts it in
+   * `tessera_informer_handler_errors_total`; it names the controller. Not
+   * once the controller is stopping (its reads were aborted).
+   */
+  private mappingFailed(source: ControllerSource, error: unknown): void {
+    if (this.stopping.signal.aborted) return;
+    throw new Error(
+      `controller ${this.name}: the mapping function of ${source.informer.resource} failed, the event is dropped: ${toError(error).message}`,
+      { cause: error },
+    );
   }
 
   private async reconcileKey(key: string, work: WorkContext): Promise<WorkResult | void> {
@@ -249,4 +303,21 @@ export class Controller<T extends KubeObject = KubeObject> {
       finished?.();
     }
   }
+}
+
+/** The reader of a controller built without one: every read says what to pass. */
+function unavailableReader(controller: string): Reader {
+  const fail = (): Promise<never> =>
+    Promise.reject(
+      new Error(
+        `controller ${controller} has no reader for its mapping functions: pass ControllerRunOptions.reader (the manager passes its cached client)`,
+      ),
+    );
+  return { get: fail, list: fail };
+}
+
+function notRequests(value: unknown): TypeError {
+  return new TypeError(
+    `a mapping function must return an array of requests ({ namespace, name }) or a promise of one, not ${value === null ? "null" : typeof value}`,
+  );
 }

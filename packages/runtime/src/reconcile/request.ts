@@ -1,3 +1,5 @@
+import type { KubeObject } from "@tessera/client";
+
 /**
  * What a reconcile is asked to do: bring the object with this name (and
  * namespace, for a namespaced kind) to its desired state. Level-triggered: it
@@ -19,6 +21,15 @@ export function requestKey(request: Request): string {
 /** The {@link Request} for a namespace (`undefined` or `""` when cluster-scoped) and name. */
 export function requestFor(namespace: string | undefined, name: string): Request {
   return Object.freeze({ namespace: namespace ?? "", name });
+}
+
+/**
+ * The {@link Request} naming `object` (its namespace and name): what a
+ * mapping function returns for the objects it found, e.g.
+ * `(await client.list(Greetings, { index })).map(requestOf)`.
+ */
+export function requestOf(object: KubeObject): Request {
+  return requestFor(object.metadata?.namespace, object.metadata?.name ?? "");
 }
 
 /** The {@link Request} a work-queue key names (`namespace/name` or `name`); the inverse of {@link requestKey}. */

@@ -5,7 +5,7 @@ import { strict as assert } from "node:assert";
 import { JsonLogger, silentLogger } from "@tessera/core";
 import { ApiError, ConfigMaps, Secrets, ServiceAccounts } from "@tessera/client";
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { eventually, useControlPlane } from "@tessera/testenv";
+import { eventually, parsePrometheusText, useControlPlane } from "@tessera/testenv";
 import { ApiClient, Manager, Tokens } from "../../src/index.js";
 import { BuilderError } from "../../src/codegen.js";
 import { Widgets } from "./widget.js";
@@ -286,6 +286,72 @@ describe("declared caches (real API server)", function () {
         false,
         "no second, unsharded cache of the primary kind",
       );
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("a second, unsharded cache of a sharded primary kind reports apart from the ring's (cache label) and is logged as a warning, once", async () => {
+    const ns = await createNamespace(env.cp, "caches-seen");
+    const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-test" });
+    for (const name of ["a", "b", "c"]) await api.create(Widgets, { metadata: { name, namespace: ns } });
+    const logged: string[] = [];
+    const manager = await Manager.create({
+      config: {
+        ...managerConfig,
+        mode: "leader",
+        name: "caches-seen",
+        namespace: ns,
+        identity: "m-0",
+        metricsBindAddress: "127.0.0.1:0",
+      },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+      logger: new JsonLogger({ level: "warn", write: (line) => logged.push(line) }),
+    });
+    const reconciled = new Set<string>();
+    manager
+      .controller()
+      .for(Widgets, { namespaces: ns })
+      .mode("sharded")
+      .complete((request) => void reconciled.add(request.name));
+    // Another controller watches the sharded kind: its cache is a whole copy on every replica.
+    manager
+      .controller()
+      .named("copies-widgets")
+      .for(ConfigMaps, { namespaces: ns })
+      .watches(Widgets, () => [], { namespaces: ns })
+      .mode("every-replica")
+      .complete(() => undefined);
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    try {
+      await eventually("the ring's share reconciled", () => reconciled.size === 3, 60_000);
+      // A reconciler reaching into the factory for the same kind makes a third cache: no second warning.
+      manager.get(Tokens.InformerFactory).informerFor(Widgets);
+      const { metrics } = await manager.endpoints();
+      const objects = async () =>
+        (
+          parsePrometheusText(await (await fetch(`http://127.0.0.1:${metrics!.port}/metrics`)).text()).get(
+            "tessera_informer_objects",
+          )?.samples ?? []
+        ).filter((s) => s.labels["resource"] === "widgets.example.com");
+      await eventually("both caches report their objects", async () => {
+        const samples = await objects();
+        return ["ring", "shared"].every((cache) =>
+          samples.some((s) => s.labels["cache"] === cache && s.value === 3),
+        );
+      });
+      const series = (await objects()).map((s) => `${s.labels["cache"]} ${s.labels["informer"]}`);
+      assert.equal(new Set(series).size, series.length, `one series per informer: ${series.join("; ")}`);
+      const warnings = logged.filter((line) =>
+        line.includes("a second, unsharded cache of widgets.example.com"),
+      );
+      assert.equal(warnings.length, 1, logged.join("\n") || "nothing logged");
+      assert.match(warnings[0]!, /"level":"warn"/);
+      assert.match(warnings[0]!, /sharded controller \\"widget\\"/);
+      assert.match(warnings[0]!, /Tokens\.Client/);
     } finally {
       stop.abort();
       await running;
