@@ -137,7 +137,7 @@ describe("tessera new, as a user runs it", function () {
       assert.equal(readFileSync(join(project, file), "utf8"), content, file);
     const list = readFileSync(join(project, "src/controllers/index.ts"), "utf8");
     assert.match(list, /import \{ PaymentReconciler \} from "\.\/payment\.js";/);
-    assert.match(list, /export const reconcilers = \[OrderReconciler, PaymentReconciler\];/);
+    assert.match(list, /export const reconcilers = \[OrderReconciler, PaymentReconciler\] as const;/);
     assert.ok(existsSync(join(project, "deploy/base/crds/payments.shop.example.com.yaml")));
     const rbac = readFileSync(join(project, "deploy/base/rbac.yaml"), "utf8");
     assert.match(rbac, /- payments\/status/);
