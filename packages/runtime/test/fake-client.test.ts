@@ -13,7 +13,7 @@ import {
   retryOnConflict,
   type KubeObject,
 } from "../src/index.js";
-import { ConflictError, NotFoundError } from "@tessera/client";
+import { ApiError, ConflictError, NotFoundError } from "@tessera/client";
 import { FakeClient, serverErrors } from "../src/testing.js";
 
 interface Widget extends KubeObject {
@@ -165,6 +165,82 @@ describe("FakeClient", () => {
     await assert.rejects(
       fake.list(ConfigMaps, { fields: { "data.x": "1" } }),
       /400 BadRequest: field label not supported/,
+    );
+  });
+
+  it("serves declared indexes as the cached client does: by index and by fields, IndexNotDeclared for a missing one", async () => {
+    const byOwner = (o: KubeObject & { data?: Record<string, string> }) =>
+      o.data?.["owner"] ? [o.data["owner"]] : [];
+    const indexed = new FakeClient({ indexes: [[ConfigMaps, { "data.owner": byOwner }]], clock });
+    for (const [name, ns, owner] of [
+      ["a", "n1", "w1"],
+      ["b", "n2", "w1"],
+      ["c", "n1", "w2"],
+      ["d", "n1", ""],
+    ] as const) {
+      await indexed.create(ConfigMaps, { metadata: { name, namespace: ns }, data: owner ? { owner } : {} });
+    }
+    const names = (l: KubeObject[]) => l.map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`);
+    assert.deepEqual(names(await indexed.list(ConfigMaps, { index: { name: "data.owner", value: "w1" } })), [
+      "n1/a",
+      "n2/b",
+    ]);
+    // A field named for an index reads it; with a namespace and metadata fields beside it.
+    assert.deepEqual(
+      names(await indexed.list(ConfigMaps, { fields: { "data.owner": "w1" }, namespace: "n2" })),
+      ["n2/b"],
+    );
+    assert.deepEqual(
+      names(await indexed.list(ConfigMaps, { fields: { "data.owner": "w1", "metadata.name": "a" } })),
+      ["n1/a"],
+    );
+    // The index follows writes: what a write changes is filed again.
+    const c = await indexed.get(ConfigMaps, { name: "c", namespace: "n1" });
+    await indexed.update(ConfigMaps, { ...c!, data: { owner: "w1" } });
+    assert.deepEqual(names(await indexed.list(ConfigMaps, { index: { name: "data.owner", value: "w1" } })), [
+      "n1/a",
+      "n1/c",
+      "n2/b",
+    ]);
+
+    // A missing index: the cached client's error, on the kind with indexes and on one without.
+    const notDeclared = (name: string) => (e: unknown) => {
+      assert.ok(e instanceof ApiError, String(e));
+      assert.equal(e.reason, "IndexNotDeclared");
+      assert.match(
+        e.message,
+        new RegExp(`no index "${name.replace(".", "\\.")}" on the cache of configmaps`),
+      );
+      assert.match(e.message, /Tokens\.ApiReader/);
+      return true;
+    };
+    await assert.rejects(
+      indexed.list(ConfigMaps, { fields: { "data.colour": "red" } }),
+      notDeclared("data.colour"),
+    );
+    await assert.rejects(
+      indexed.list(ConfigMaps, { index: { name: "spec.x", value: "1" } }),
+      notDeclared("spec.x"),
+    );
+    await assert.rejects(
+      fake.list(ConfigMaps, { index: { name: "data.owner", value: "w1" } }),
+      notDeclared("data.owner"),
+    );
+    // Without indexes on the kind, fields are the server's: 400 for one it does not select by.
+    await assert.rejects(
+      fake.list(ConfigMaps, { fields: { "data.owner": "w1" } }),
+      /400 BadRequest: field label not supported/,
+    );
+
+    // Declared again: the same function is fine, another one is refused.
+    indexed.declareIndexes(ConfigMaps, { "data.owner": byOwner });
+    assert.throws(
+      () => indexed.declareIndexes(ConfigMaps, { "data.owner": () => [] }),
+      /index "data\.owner" of configmaps is declared with another function already/,
+    );
+    assert.throws(
+      () => indexed.declareIndexes({ group: "example.com", version: "v1", kind: "Gadget" }, { x: () => [] }),
+      /the fake serves no example\.com\/v1 Gadget/,
     );
   });
 

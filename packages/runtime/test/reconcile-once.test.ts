@@ -17,8 +17,10 @@ import {
   type ReconcilerPlugin,
   type Request,
 } from "../src/index.js";
-import { reconcileOnce } from "../src/testing.js";
+import { FakeClient, reconcileOnce } from "../src/testing.js";
+import { ApiError, type ApplyConfiguration } from "@tessera/client";
 import type { Condition } from "../src/index.js";
+import type { V1ConfigMap } from "@kubernetes/client-node";
 
 interface Widget extends KubeObject {
   spec?: { data?: Record<string, string>; fail?: boolean };
@@ -95,6 +97,32 @@ const widget: Widget = {
   metadata: { name: "w", namespace: "ns" },
   spec: { data: { a: "1" } },
 };
+
+/** Counts the ConfigMaps that name the Widget as owner in their data, through an index it declares. */
+const ownerOf = (cm: V1ConfigMap) => (cm.data?.["owner"] ? [cm.data["owner"]] : []);
+class IndexedReconciler implements ReconcilerPlugin<Widget> {
+  static readonly inject = [Tokens.Client] as const;
+  constructor(private readonly client: Client) {}
+  controller(on: ControllerBuilder) {
+    return on.for(Widgets).watches(ConfigMaps, mapToOwner, { indexes: { "data.owner": ownerOf } });
+  }
+  async reconcile({ name, namespace }: Request, ctx: ReconcileContext<Widget>) {
+    const widget = ctx.current();
+    if (!widget) return;
+    const mine = await this.client.list(ConfigMaps, { namespace, fields: { "data.owner": name } });
+    const byLabel = widget.spec?.data?.["byIndex"]
+      ? await this.client.list(ConfigMaps, { index: { name: widget.spec.data["byIndex"], value: name } })
+      : [];
+    await this.client.applyStatus(Widgets, {
+      metadata: { name, namespace },
+      status: { conditions: [], mine: mine.length, byIndex: byLabel.length },
+    } as ApplyConfiguration<Widget>);
+  }
+}
+function mapToOwner(cm: V1ConfigMap) {
+  const owner = cm.data?.["owner"];
+  return owner ? [{ name: owner, namespace: cm.metadata?.namespace ?? "" }] : [];
+}
 
 describe("reconcileOnce", () => {
   it("builds the reconciler through injection, runs one reconcile, returns result, writes and events", async () => {
@@ -187,5 +215,47 @@ describe("reconcileOnce", () => {
       second.writes.map((w) => `${w.verb} ${w.kind}`),
       [],
     );
+  });
+
+  it("declares the reconciler's indexes on the fake, so its indexed reads work, and a missing one fails as in the manager", async () => {
+    const cm = (name: string, owner: string, namespace = "ns") => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace },
+      data: { owner },
+    });
+    const objects = [
+      { ...widget, spec: { data: {} } },
+      cm("a", "w"),
+      cm("b", "w"),
+      cm("c", "other"),
+      cm("d", "w", "elsewhere"),
+    ];
+    const request = { name: "w", namespace: "ns" };
+    const status = (o: { client: { peek: FakeClient["peek"] } }) =>
+      (o.client.peek(Widgets, request) as { status?: { mine?: number; byIndex?: number } }).status;
+
+    const counted = await reconcileOnce(IndexedReconciler, request, { objects, resources: [Widgets] });
+    assert.equal(counted.error, undefined);
+    assert.equal(status(counted)?.mine, 2);
+
+    const extra = { ...widget, spec: { data: { byIndex: "by-label" } } };
+    const missing = await reconcileOnce(IndexedReconciler, request, {
+      objects: [extra],
+      resources: [Widgets],
+    });
+    assert.ok(missing.error instanceof ApiError, String(missing.error));
+    assert.equal(missing.error.reason, "IndexNotDeclared");
+    assert.match(missing.error.message, /no index "by-label" on the cache of configmaps/);
+
+    // An index the test adds (one another controller of the manager declares).
+    const byLabel = (o: V1ConfigMap) => (o.data?.["owner"] ? [o.data["owner"]] : []);
+    const given = await reconcileOnce(IndexedReconciler, request, {
+      objects: [extra, cm("a", "w")],
+      resources: [Widgets],
+      indexes: [[ConfigMaps, { "by-label": byLabel }]],
+    });
+    assert.equal(given.error, undefined);
+    assert.equal(status(given)?.byIndex, 1);
   });
 });

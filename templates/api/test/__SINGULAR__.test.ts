@@ -11,7 +11,10 @@ const crdDir = fileURLToPath(new URL("../../deploy/base/crds", import.meta.url))
 // collection) with the generated CRD installed, and the reconciler running in
 // a manager in this process, in the mode its controller() declares (sharded:
 // a ring of one member, its Lease and the coordinator's assignment, as on a
-// cluster).
+// cluster). Each case makes its own objects, so any one runs alone
+// (mocha --grep) and in any order. The reconciler's decisions, one reconcile
+// at a time and in milliseconds, are tested on the fake client in
+// __SINGULAR__.unit.test.ts.
 describe("__KIND__Reconciler", function () {
   const env = useControlPlane({ controllerManager: true, crds: [crdDir] });
   let client: ApiClient;
@@ -60,20 +63,35 @@ describe("__KIND__Reconciler", function () {
     });
 
     it("follows a change of spec.data", async () => {
+      await client.create(__HANDLE__, {
+        metadata: { name: "second", namespace: "default" },
+        spec: { data: { greeting: "hello" } },
+      });
+      await eventually("the ConfigMap holds spec.data", async () => {
+        const cm = await client.get(ConfigMaps, { name: "second", namespace: "default" });
+        return cm?.data?.["greeting"] === "hello";
+      });
       await client.apply(__HANDLE__, {
-        metadata: { name: "first", namespace: "default" },
+        metadata: { name: "second", namespace: "default" },
         spec: { data: { greeting: "hello", farewell: "bye" } },
       });
       await eventually("the ConfigMap has both keys", async () => {
-        const cm = await client.get(ConfigMaps, { name: "first", namespace: "default" });
+        const cm = await client.get(ConfigMaps, { name: "second", namespace: "default" });
         return cm?.data?.["farewell"] === "bye";
       });
     });
 
     it("lets the ConfigMap go with its owner (garbage collection)", async () => {
-      await client.delete(__HANDLE__, { name: "first", namespace: "default" });
+      await client.create(__HANDLE__, {
+        metadata: { name: "third", namespace: "default" },
+        spec: { data: { greeting: "hello" } },
+      });
+      await eventually("the ConfigMap exists", async () => {
+        return (await client.get(ConfigMaps, { name: "third", namespace: "default" })) !== undefined;
+      });
+      await client.delete(__HANDLE__, { name: "third", namespace: "default" });
       await eventually("the ConfigMap is gone", async () => {
-        return (await client.get(ConfigMaps, { name: "first", namespace: "default" })) === undefined;
+        return (await client.get(ConfigMaps, { name: "third", namespace: "default" })) === undefined;
       });
     });
 

@@ -87,7 +87,9 @@ describe("tessera new, as a user runs it", function () {
     assertDeclaresImports(project);
     const test = npm(["test"], project);
     assert.equal(test.status, 0, test.out);
-    assert.match(test.out, /4 passing/);
+    // Per kind: 4 cases on the control plane, 4 on the fake client.
+    assert.match(test.out, /8 passing/);
+    assert.match(test.out, /OrderReconciler, one reconcile on the fake client/);
     const files = listFiles(project).sort();
     const lines = files.map((f) => `${f} (${readFileSync(join(project, f), "utf8").split("\n").length - 1})`);
     console.log(
@@ -101,6 +103,7 @@ describe("tessera new, as a user runs it", function () {
       "src/generated/order.validator.ts",
       "src/main.ts",
       "test/order.test.ts",
+      "test/order.unit.test.ts",
       "deploy/base/crds/orders.shop.example.com.yaml",
       "deploy/base/rbac.yaml",
       "deploy/base/deployment.yaml",
@@ -138,9 +141,10 @@ describe("tessera new, as a user runs it", function () {
     assert.ok(existsSync(join(project, "deploy/base/crds/payments.shop.example.com.yaml")));
     const rbac = readFileSync(join(project, "deploy/base/rbac.yaml"), "utf8");
     assert.match(rbac, /- payments\/status/);
+    assert.ok(existsSync(join(project, "test/payment.unit.test.ts")));
     const test = npm(["test"], project);
     assert.equal(test.status, 0, test.out);
-    assert.match(test.out, /8 passing/);
+    assert.match(test.out, /16 passing/);
   });
 
   it("tessera dev runs it against a local control plane, and rebuilds and restarts it on a change", async () => {
@@ -414,7 +418,7 @@ describe("tessera new, as a user runs it", function () {
     }
     const test = npm(["test"], sharded);
     assert.equal(test.status, 0, test.out);
-    assert.match(test.out, /4 passing/);
+    assert.match(test.out, /8 passing/);
   });
 
   it("scaffolds with --package-manager pnpm (through npx), and pnpm test passes", () => {
@@ -434,7 +438,7 @@ describe("tessera new, as a user runs it", function () {
     assertDeclaresImports(dir);
     const test = run("npx", ["--yes", `pnpm@${PNPM_VERSION}`, "test"], dir);
     assert.equal(test.status, 0, test.out);
-    assert.match(test.out, /4 passing/);
+    assert.match(test.out, /8 passing/);
   });
 
   // On the projects as the steps above left them (compiled by their generate).

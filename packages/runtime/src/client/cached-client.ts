@@ -8,6 +8,7 @@ import {
   labelMatcher,
 } from "@tessera/client";
 import type { IndexFunction } from "../builder/cache-options.js";
+import { indexNotDeclared } from "./index-not-declared.js";
 import type { DeclaredCache, DeclaredCaches } from "./declared-caches.js";
 import type {
   ApplyConfiguration,
@@ -256,13 +257,7 @@ export class CachedClient implements Client {
     const known = this.caches?.of(resource).length
       ? this.caches.hasIndex(resource, name)
       : informers.every((i) => i.getIndexers()[name] !== undefined);
-    if (known) return;
-    throw new ApiError(
-      context,
-      0,
-      "IndexNotDeclared",
-      `no index "${name}" on the cache of ${context.resource}, and the cache does not scan: declare it where the kind is declared, e.g. owns(kind, { indexes: { "${name}": (o) => [/* the value of ${name} */] } }), or list with Tokens.ApiReader (the server filters by field selectors)`,
-    );
+    if (!known) throw indexNotDeclared(context, name);
   }
 }
 

@@ -41,6 +41,9 @@ import {
   type Interceptor,
 } from "./interceptors.js";
 import { serverErrors } from "./server-errors.js";
+import type { IndexFunction } from "../builder/cache-options.js";
+import { isResource, type Kind } from "../builder/kind.js";
+import { indexNotDeclared } from "../client/index-not-declared.js";
 
 /** Options of a {@link FakeClient}. */
 export interface FakeClientOptions {
@@ -65,6 +68,11 @@ export interface FakeClientOptions {
   fieldManager?: string;
   /** Stamps creationTimestamp, deletionTimestamp and managedFields times; default the system clock. */
   clock?: Clock;
+  /**
+   * Indexes per kind, as a controller declares them (`owns(kind, { indexes })`):
+   * `[[Secrets, { "spec.owner": (s) => [...] }]]`. See {@link FakeClient.declareIndexes}.
+   */
+  indexes?: readonly (readonly [Kind<never>, Readonly<Record<string, IndexFunction<never>>>])[];
 }
 
 /** One write the fake stored (dry runs, refused writes and seeds excluded), in order. */
@@ -147,6 +155,9 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  *   write that removes the last finalizer removes the object;
  * - label selectors through `labelMatcher`, field selectors on
  *   `metadata.name` and `metadata.namespace` (others fail as on a custom resource);
+ * - the indexes a controller declares ({@link FakeClient.declareIndexes}):
+ *   on a kind that has any, `list` reads `index` and `fields` by them and
+ *   fails on a missing one with the cached client's `IndexNotDeclared`;
  * - merge and JSON patch (RFC 7386, RFC 6902 with `test`); a strategic merge
  *   patch on a custom resource fails with 415 as on the server;
  * - server-side apply with field managers: maps merged, lists replaced
@@ -180,6 +191,8 @@ export class FakeClient implements Client, ApiReader {
   private readonly fieldManager: string;
   private readonly clock: Clock;
   private readonly interceptors = new InterceptorChain();
+  /** Declared indexes by resource key, then by name. */
+  private readonly indexes = new Map<string, Map<string, IndexFunction>>();
   private revision = 1000;
   private generated = 0;
 
@@ -189,7 +202,43 @@ export class FakeClient implements Client, ApiReader {
     this.schemaless = new Set((options.schemaless ?? []).map(resourceKey));
     this.fieldManager = options.fieldManager ?? "tessera-fake";
     this.clock = options.clock ?? new SystemClock();
+    for (const [kind, indexes] of options.indexes ?? []) this.declareIndexes(kind, indexes);
     for (const object of options.objects ?? []) this.seed(object);
+  }
+
+  /**
+   * Keeps `indexes` for `kind`, as the manager's cache keeps the indexes a
+   * controller declares with `for`, `owns` or `watches(kind, { indexes })`
+   * (`reconcileOnce` declares the reconciler's own). A kind with indexes is
+   * then read as the cached client reads it: `list(kind, { index: { name,
+   * value } })` and `fields` on a path an index is named for read the index,
+   * and any other index or field (but `metadata.name` and
+   * `metadata.namespace`) fails with `IndexNotDeclared`. On a kind without
+   * indexes, `index` fails so and `fields` are answered as the API server
+   * answers them. Declaring a name again takes the same function only.
+   */
+  declareIndexes<T extends KubeObject>(
+    kind: Kind<T>,
+    indexes: Readonly<Record<string, IndexFunction<T>>>,
+  ): void {
+    const resource = isResource(kind) ? kind : this.resourceFor(kind);
+    if (!resource) {
+      throw new TypeError(
+        `declareIndexes: the fake serves no ${kind.group}/${kind.version} ${kind.kind}; give its handle in the options' resources`,
+      );
+    }
+    const key = resourceKey(resource);
+    const held = this.indexes.get(key) ?? new Map<string, IndexFunction>();
+    for (const [name, fn] of Object.entries(indexes)) {
+      const before = held.get(name);
+      if (before !== undefined && before !== (fn as IndexFunction)) {
+        throw new TypeError(
+          `declareIndexes: index "${name}" of ${describeResource(resource)} is declared with another function already; give one of them another name, or pass the same function`,
+        );
+      }
+      held.set(name, fn as IndexFunction);
+    }
+    this.indexes.set(key, held);
   }
 
   /**
@@ -259,21 +308,25 @@ export class FakeClient implements Client, ApiReader {
       [options],
       context,
       () => {
-        // `index` (cached reads only, in ListOptions on main) is refused as the ApiClient refuses it.
-        const index = (options as { index?: { name: string } }).index;
-        if (index !== undefined) {
-          throw new TypeError(
-            `list ${describeResource(resource)}: index "${index.name}" is kept by the manager's cache, not the API server; list through the cached client (Tokens.Client), or select by fields here`,
-          );
-        }
         this.known404(resource, context);
         const matches = options.labels !== undefined ? labelMatcher(options.labels) : () => true;
         const fields = Object.entries(options.fields ?? {});
-        for (const [field] of fields) {
-          if (field !== "metadata.name" && field !== "metadata.namespace") {
-            throw apiErrorFor(context, 400, "BadRequest", `field label not supported: ${field}`);
-          }
+        // A kind with declared indexes is read as the cached client reads it, any other as the server.
+        const declared = this.indexes.get(resourceKey(resource));
+        const lookups: (readonly [string, string])[] = options.index
+          ? [[options.index.name, options.index.value]]
+          : [];
+        for (const [field, value] of fields) {
+          if (field === "metadata.name" || field === "metadata.namespace") continue;
+          if (!declared) throw apiErrorFor(context, 400, "BadRequest", `field label not supported: ${field}`);
+          lookups.push([field, value]);
         }
+        const byIndex = lookups.map(([name, value]) => {
+          const fn = declared?.get(name);
+          if (!fn) throw indexNotDeclared(context, name);
+          return (object: KubeObject) => fn(object).includes(value);
+        });
+        const basic = fields.filter(([f]) => f === "metadata.name" || f === "metadata.namespace");
         const namespace = resource.scope === "Namespaced" ? options.namespace : undefined;
         return [...this.bucket(resource).entries()]
           .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -286,11 +339,12 @@ export class FakeClient implements Client, ApiReader {
             };
             if (namespace && meta.namespace !== namespace) return false;
             if (!matches(meta.labels ?? {})) return false;
-            return fields.every(
+            return basic.every(
               ([f, v]) => (f === "metadata.name" ? meta.name : (meta.namespace ?? "")) === v,
             );
           })
-          .map((s) => this.render(s) as T);
+          .map((s) => this.render(s) as T)
+          .filter((object) => byIndex.every((has) => has(object)));
       },
     );
   }

@@ -12,7 +12,7 @@ import type { ReconcileContext } from "../reconcile/reconciler.js";
 import type { Request } from "../reconcile/request.js";
 import type { Result } from "../reconcile/result.js";
 import { CapturingEventRecorder, type RecordedEvent } from "./capturing-event-recorder.js";
-import { FakeClient, type FakeWrite } from "./fake-client.js";
+import { FakeClient, type FakeClientOptions, type FakeWrite } from "./fake-client.js";
 
 /** Options of {@link reconcileOnce}. */
 export interface ReconcileOnceOptions {
@@ -28,6 +28,11 @@ export interface ReconcileOnceOptions {
   logger?: CapturingLogger;
   /** Further bindings the reconciler injects (`[token, value]`), e.g. `[Tokens.Config, config]` or a token of your own. */
   provide?: readonly (readonly [Token<unknown>, unknown])[];
+  /**
+   * Indexes beyond those the reconciler's `controller(on)` declares (which
+   * are declared on the fake for it), per kind: `[[Secrets, { "spec.owner": fn }]]`.
+   */
+  indexes?: FakeClientOptions["indexes"];
   /** The context's attempt; default 1. */
   attempt?: number;
   signal?: AbortSignal;
@@ -55,7 +60,8 @@ export interface ReconcileOnceOutcome {
  * `static inject` tokens resolve: the fake client for `Tokens.Client`,
  * `Tokens.ApiClient` and `Tokens.ApiReader`, the clock, a capturing logger
  * and event recorder, a no-op meter and tracer, and what `provide` adds),
- * reads its `controller(on)` for the primary kind, and runs one reconcile
+ * reads its `controller(on)` for the primary kind and the indexes it
+ * declares (kept by the fake as the manager's cache keeps them), and runs one reconcile
  * of `request`, and reports its result, writes, events and the primary's
  * conditions after it. `ctx.current()` answers the primary object as the fake held
  * it when the reconcile started, as a cache that has not yet seen the
@@ -106,6 +112,14 @@ export async function reconcileOnce<P extends readonly unknown[]>(
       `reconcileOnce(${reconciler.name}): the fake serves no ${kind.group}/${kind.version} ${kind.kind}; give its handle in options.resources`,
     );
   }
+  // The indexes the manager's cache would keep for this controller, so its indexed reads work here too.
+  for (const { kind: watched, cache } of [
+    { kind, cache: declaration.definition.cache },
+    ...declaration.definition.watches,
+  ]) {
+    if (cache.indexes) client.declareIndexes(watched, cache.indexes);
+  }
+  for (const [indexed, indexes] of options.indexes ?? []) client.declareIndexes(indexed, indexes);
   // Past the interceptors: they are for the reconciler's own calls.
   const current = client.peek(primary, request);
   const attempt = options.attempt ?? 1;
