@@ -1,7 +1,7 @@
 import type { KubeConfigLike } from "./kube-config-like.js";
 import { collectionPath, describeResource, type Resource } from "./resource.js";
 import { type KubeObject, type ObjectList } from "./kube-object.js";
-import { isNotFound, type ApiErrorContext } from "./api-error.js";
+import { isNotFound } from "./api-error.js";
 import type {
   ApiReader,
   ApplyConfiguration,
@@ -16,6 +16,7 @@ import type {
 import { KubeTransport } from "./kube-transport.js";
 import { labelSelectorString } from "./label-selector.js";
 import { setControllerReference } from "./owner-references.js";
+import { objectPath, objectRefOf, requestContext } from "./object-ref.js";
 
 /** Options of an {@link ApiClient}. */
 export interface ApiClientOptions {
@@ -59,7 +60,7 @@ export class ApiClient implements Client, ApiReader {
     options: { signal?: AbortSignal } = {},
   ): Promise<T | undefined> {
     try {
-      const object = await this.transport.call<T>(context("get", resource, ref), {
+      const object = await this.transport.call<T>(requestContext("get", resource, ref), {
         method: "GET",
         path: objectPath(resource, ref),
         signal: options.signal,
@@ -109,11 +110,11 @@ export class ApiClient implements Client, ApiReader {
     const generated = object.metadata?.generateName;
     const ref =
       object.metadata?.name || !generated
-        ? refOf(object)
+        ? objectRefOf(object)
         : { name: `${generated}*`, namespace: object.metadata?.namespace };
     return withType(
       resource,
-      await this.transport.call<T>(context("create", resource, ref), {
+      await this.transport.call<T>(requestContext("create", resource, ref), {
         method: "POST",
         path: collectionPath(resource, ref.namespace),
         query: this.writeQuery(options),
@@ -143,7 +144,7 @@ export class ApiClient implements Client, ApiReader {
   ): Promise<T> {
     return withType(
       resource,
-      await this.transport.call<T>(context(`patch (${patch.type})`, resource, ref), {
+      await this.transport.call<T>(requestContext(`patch (${patch.type})`, resource, ref), {
         method: "PATCH",
         path: objectPath(resource, ref),
         query: this.writeQuery(options),
@@ -189,7 +190,7 @@ export class ApiClient implements Client, ApiReader {
     if (options.gracePeriodSeconds !== undefined) body["gracePeriodSeconds"] = options.gracePeriodSeconds;
     if (options.dryRun) body["dryRun"] = ["All"];
     try {
-      await this.transport.call(context("delete", resource, ref), {
+      await this.transport.call(requestContext("delete", resource, ref), {
         method: "DELETE",
         path: objectPath(resource, ref),
         body,
@@ -209,10 +210,10 @@ export class ApiClient implements Client, ApiReader {
     subresource: string,
     options: WriteOptions,
   ): Promise<T> {
-    const ref = refOf(object);
+    const ref = objectRefOf(object);
     return withType(
       resource,
-      await this.transport.call<T>(context(verb, resource, ref), {
+      await this.transport.call<T>(requestContext(verb, resource, ref), {
         method: "PUT",
         path: objectPath(resource, ref) + subresource,
         query: this.writeQuery(options),
@@ -229,12 +230,12 @@ export class ApiClient implements Client, ApiReader {
     subresource: string,
     options: ApplyOptions,
   ): Promise<T> {
-    const ref = refOf(object);
+    const ref = objectRefOf(object);
     const query = this.writeQuery(options);
     if (options.force) query.set("force", "true");
     return withType(
       resource,
-      await this.transport.call<T>(context(verb, resource, ref), {
+      await this.transport.call<T>(requestContext(verb, resource, ref), {
         method: "PATCH",
         path: objectPath(resource, ref) + subresource,
         query,
@@ -250,31 +251,6 @@ export class ApiClient implements Client, ApiReader {
     if (options.dryRun) query.set("dryRun", "All");
     return query;
   }
-}
-
-function context(verb: string, resource: Resource, ref: ObjectRef): ApiErrorContext {
-  return { verb, resource: describeResource(resource), namespace: ref.namespace, name: ref.name };
-}
-
-function refOf(object: KubeObject): ObjectRef {
-  const name = object.metadata?.name;
-  if (!name) {
-    throw new TypeError(
-      `the object has no metadata.name (kind ${object.kind ?? "unknown"}); set it, or use generateName with create`,
-    );
-  }
-  const namespace = object.metadata?.namespace;
-  return namespace ? { name, namespace } : { name };
-}
-
-function objectPath(resource: Resource, ref: ObjectRef): string {
-  if (!ref.name) throw new TypeError(`${describeResource(resource)}: an object reference needs a name`);
-  if (resource.scope === "Namespaced" && !ref.namespace) {
-    throw new TypeError(
-      `${describeResource(resource)} ${ref.name}: the resource is namespaced; give the object's namespace`,
-    );
-  }
-  return `${collectionPath(resource, ref.namespace)}/${encodeURIComponent(ref.name)}`;
 }
 
 /** Lists omit each item's apiVersion and kind; the handle knows them. */

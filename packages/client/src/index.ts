@@ -53,6 +53,7 @@ export type {
   ApplyConfiguration,
 } from "./client.js";
 export { ApiClient } from "./api-client.js";
+export { objectRefOf, objectPath, requestContext } from "./object-ref.js";
 export type { ApiClientOptions } from "./api-client.js";
 export { KubeTransport, TransportError } from "./kube-transport.js";
 export type { TransportRequest, KubeTransportOptions } from "./kube-transport.js";

@@ -5,6 +5,9 @@ import {
   describeResource,
   formatKubeTime,
   labelMatcher,
+  objectPath,
+  objectRefOf,
+  requestContext,
   setControllerReference,
   type ApiErrorContext,
   type ApiReader,
@@ -279,13 +282,13 @@ export class FakeClient implements Client, ApiReader {
         `FakeClient: no resource serves ${object.apiVersion ?? "?"} ${object.kind ?? "?"}; give its handle in options.resources`,
       );
     }
-    this.doCreate(resource, object, {}, ctx("create", resource, refOf(object)));
+    this.doCreate(resource, object, {}, requestContext("create", resource, objectRefOf(object)));
     // A seed is the test's setup, not a write of the code under test.
     this.writes.pop();
   }
 
   async get<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef): Promise<T | undefined> {
-    const context = ctx("get", resource, ref);
+    const context = requestContext("get", resource, ref);
     return await this.call("get", resource, ref, [ref], context, () => {
       // The ApiClient answers undefined for any 404, an unknown resource's too.
       if (!this.serves(resource)) return undefined;
@@ -357,9 +360,9 @@ export class FakeClient implements Client, ApiReader {
     const generated = object.metadata?.generateName;
     const ref =
       object.metadata?.name || !generated
-        ? refOf(object)
+        ? objectRefOf(object)
         : { name: `${generated}*`, namespace: object.metadata?.namespace };
-    const context = ctx("create", resource, ref);
+    const context = requestContext("create", resource, ref);
     return await this.call("create", resource, ref, [object, options], context, () => {
       this.known404(resource, context);
       return this.doCreate(resource, object, options, context) as T;
@@ -371,8 +374,8 @@ export class FakeClient implements Client, ApiReader {
     object: T,
     options: WriteOptions = {},
   ): Promise<T> {
-    const ref = refOf(object);
-    const context = ctx("update", resource, ref);
+    const ref = objectRefOf(object);
+    const context = requestContext("update", resource, ref);
     return await this.call("update", resource, ref, [object, options], context, () => {
       const stored = this.existing(resource, ref, context);
       this.checkVersion(resource, ref, context, stored, object.metadata?.resourceVersion, true);
@@ -388,8 +391,8 @@ export class FakeClient implements Client, ApiReader {
     object: T,
     options: WriteOptions = {},
   ): Promise<T> {
-    const ref = refOf(object);
-    const context = ctx("update status", resource, ref);
+    const ref = objectRefOf(object);
+    const context = requestContext("update status", resource, ref);
     return await this.call("updateStatus", resource, ref, [object, options], context, () => {
       if (!this.hasStatus(resource)) throw serverErrors.notFound(context, resource, ref.name);
       const stored = this.existing(resource, ref, context);
@@ -412,7 +415,7 @@ export class FakeClient implements Client, ApiReader {
     patch: Patch,
     options: WriteOptions = {},
   ): Promise<T> {
-    const context = ctx(`patch (${patch.type})`, resource, ref);
+    const context = requestContext(`patch (${patch.type})`, resource, ref);
     return await this.call("patch", resource, ref, [patch, options], context, () => {
       objectPath(resource, ref);
       if (patch.type === "strategic" && !BUILTINS.has(resourceKey(resource))) {
@@ -471,7 +474,7 @@ export class FakeClient implements Client, ApiReader {
     ref: ObjectRef,
     options: DeleteOptions = {},
   ): Promise<boolean> {
-    const context = ctx("delete", resource, ref);
+    const context = requestContext("delete", resource, ref);
     return await this.call("delete", resource, ref, [ref, options], context, () => {
       this.known404(resource, context);
       objectPath(resource, ref);
@@ -755,8 +758,8 @@ export class FakeClient implements Client, ApiReader {
     object: KubeObject,
     options: ApplyOptions,
   ): Promise<KubeObject> {
-    const ref = refOf(object);
-    const context = ctx(verb === "apply" ? "apply" : "apply status", resource, ref);
+    const ref = objectRefOf(object);
+    const context = requestContext(verb === "apply" ? "apply" : "apply status", resource, ref);
     return await this.call(verb, resource, ref, [object, options], context, () => {
       this.known404(resource, context);
       objectPath(resource, ref);
@@ -924,10 +927,6 @@ function ns(resource: Resource, namespace: string | undefined): string | undefin
   return resource.scope === "Namespaced" ? namespace || undefined : undefined;
 }
 
-function ctx(verb: string, resource: Resource, ref: ObjectRef): ApiErrorContext {
-  return { verb, resource: describeResource(resource), namespace: ref.namespace, name: ref.name };
-}
-
 function nameProblem(name: string): { field: string; type: string; message: string } | undefined {
   if (name === "")
     return {
@@ -941,25 +940,4 @@ function nameProblem(name: string): { field: string; type: string; message: stri
     type: "FieldValueInvalid",
     message: `Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
   };
-}
-
-// The ApiClient's checks before it sends, with its wording: the fake fails where it fails.
-function refOf(object: KubeObject): ObjectRef {
-  const name = object.metadata?.name;
-  if (!name) {
-    throw new TypeError(
-      `the object has no metadata.name (kind ${object.kind ?? "unknown"}); set it, or use generateName with create`,
-    );
-  }
-  const namespace = object.metadata?.namespace;
-  return namespace ? { name, namespace } : { name };
-}
-
-function objectPath(resource: Resource, ref: ObjectRef): void {
-  if (!ref.name) throw new TypeError(`${describeResource(resource)}: an object reference needs a name`);
-  if (resource.scope === "Namespaced" && !ref.namespace) {
-    throw new TypeError(
-      `${describeResource(resource)} ${ref.name}: the resource is namespaced; give the object's namespace`,
-    );
-  }
 }
