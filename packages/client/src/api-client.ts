@@ -15,7 +15,7 @@ import type {
 } from "./client.js";
 import { KubeTransport } from "./kube-transport.js";
 import { labelSelectorString } from "./label-selector.js";
-import { setControllerReference } from "./owner-references.js";
+import { applyConfigurationOwnedBy } from "./owner-references.js";
 import { objectPath, objectRefOf, requestContext } from "./object-ref.js";
 
 /** Options of an {@link ApiClient}. */
@@ -160,14 +160,7 @@ export class ApiClient implements Client, ApiReader {
     object: ApplyConfiguration<T>,
     options: ApplyOptions = {},
   ): Promise<T> {
-    // The kind is filled first so that a refusal names the object as kubectl would.
-    const owned = options.controller
-      ? setControllerReference<ApplyConfiguration<T>>(options.controller, {
-          apiVersion: resource.apiVersion,
-          kind: resource.kind,
-          ...object,
-        })
-      : object;
+    const owned = applyConfigurationOwnedBy(resource, object, options.controller);
     return this.serverSideApply("apply", resource, owned, "", options);
   }
 

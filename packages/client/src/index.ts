@@ -15,6 +15,7 @@ export {
   setOwnerReference,
   removeOwnerReference,
   controllerOf,
+  applyConfigurationOwnedBy,
   OwnerReferenceError,
 } from "./owner-references.js";
 export type { KubeConfigLike } from "./kube-config-like.js";

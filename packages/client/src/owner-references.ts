@@ -1,4 +1,5 @@
 import type { KubeObject, OwnerReference } from "./kube-object.js";
+import type { Resource } from "./resource.js";
 
 /** An owner reference that cannot be set: names both objects and the rule. */
 export class OwnerReferenceError extends Error {
@@ -119,4 +120,24 @@ export function removeOwnerReference<T extends KubeObject>(owner: KubeObject, ob
 /** The controller reference of `object`, if it has one. */
 export function controllerOf(object: KubeObject): OwnerReference | undefined {
   return object.metadata?.ownerReferences?.find((r) => r.controller);
+}
+
+/**
+ * What `apply(resource, object, { controller })` applies: `object` with its
+ * `apiVersion` and `kind` filled from the handle (so a refusal names the
+ * object as kubectl would) and `owner` as its controller; `object` itself
+ * when there is no owner. One function for every client, so they refuse the
+ * same objects with the same words.
+ */
+export function applyConfigurationOwnedBy<T extends KubeObject, C extends KubeObject>(
+  resource: Pick<Resource<T>, "apiVersion" | "kind">,
+  object: C,
+  owner: KubeObject | undefined,
+): C {
+  if (!owner) return object;
+  return setControllerReference<C>(owner, {
+    apiVersion: resource.apiVersion,
+    kind: resource.kind,
+    ...object,
+  });
 }

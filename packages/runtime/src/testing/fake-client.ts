@@ -8,7 +8,7 @@ import {
   objectPath,
   objectRefOf,
   requestContext,
-  setControllerReference,
+  applyConfigurationOwnedBy,
   type ApiErrorContext,
   type ApiReader,
   type ApplyConfiguration,
@@ -451,13 +451,7 @@ export class FakeClient implements Client, ApiReader {
     object: ApplyConfiguration<T>,
     options: ApplyOptions = {},
   ): Promise<T> {
-    const owned = options.controller
-      ? setControllerReference<ApplyConfiguration<T>>(options.controller, {
-          apiVersion: resource.apiVersion,
-          kind: resource.kind,
-          ...object,
-        })
-      : object;
+    const owned = applyConfigurationOwnedBy(resource, object, options.controller);
     return (await this.serverSideApply("apply", resource, owned, options)) as T;
   }
 
