@@ -9,3 +9,16 @@ export type { ControllerDefinition, WatchDeclaration, PermissionRule } from "./b
 export { BuilderError } from "./builder/builder-error.js";
 export type { Kind } from "./builder/kind.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
+export {
+  admissionWebhookPath,
+  webhookResourceNames,
+  CONVERSION_WEBHOOK_PATH,
+} from "./webhook/webhook-definition.js";
+export type {
+  WebhookDefinition,
+  AdmissionWebhookDefinition,
+  ConversionWebhookDefinition,
+  AdmissionOperation,
+  FailurePolicy,
+  WebhookResourceNames,
+} from "./webhook/webhook-definition.js";
