@@ -7,6 +7,8 @@
 export { Controller } from "./reconcile/controller.js";
 export type { ControllerRunOptions, ControllerSource } from "./reconcile/controller.js";
 export { requestFor, requestFromKey, requestKey } from "./reconcile/request.js";
+export { ManagedFinalizer, addFinalizerPatch, removeFinalizerPatch } from "./reconcile/managed-finalizer.js";
+export type { ManagedFinalizerOptions, Cleanup } from "./reconcile/managed-finalizer.js";
 export { CachedClient } from "./client/cached-client.js";
 export type { CachedClientOptions } from "./client/cached-client.js";
 export { DeclaredCaches } from "./client/declared-caches.js";

@@ -27,6 +27,8 @@ export type {
 } from "./plugin/plugin.js";
 export type { Request } from "./reconcile/request.js";
 export type { Result } from "./reconcile/result.js";
+export { CleanupResult } from "./reconcile/cleanup-result.js";
+export { ErrorResult } from "./reconcile/error-result.js";
 export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcile/reconciler.js";
 export type { ControllerBuilder, WatchOptions } from "./builder/controller-builder.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
@@ -77,8 +79,8 @@ export {
 } from "@tessera/client";
 export { retryOnConflict, ConflictRetriesExhaustedError } from "./helpers/retry-on-conflict.js";
 export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
-export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";
-export type { FinalizerOptions, FinalizeOutcome } from "./helpers/finalizers.js";
+export { addFinalizer, removeFinalizer, handleFinalizer } from "./helpers/finalizers.js";
+export type { FinalizerOptions, HandleFinalizerOutcome } from "./helpers/finalizers.js";
 export { applyStatusIfChanged } from "./helpers/status.js";
 export { adoptOrphans } from "./helpers/adoption.js";
 export type { AdoptionResult } from "./helpers/adoption.js";

@@ -1,7 +1,7 @@
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import {
   ConfigMaps,
-  finalize,
+  handleFinalizer,
   removeFinalizer,
   Tokens,
   type Client,
@@ -72,7 +72,7 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
       }
       return;
     }
-    const state = await finalize(this.api, ConfigMaps, source, FINALIZER, async (s) => {
+    const state = await handleFinalizer(this.api, ConfigMaps, source, FINALIZER, async (s) => {
       await this.deleteCopies(s, new Set(), signal);
     });
     if (state !== "active") return;

@@ -6,6 +6,7 @@ import { BuilderError } from "./builder-error.js";
 import { cacheOptionProblems, type CacheOptions, type IndexFunction } from "./cache-options.js";
 import type { ControllerOptions } from "./controller-options.js";
 import { describeKind, type Kind } from "./kind.js";
+import { cleanupDeclarationProblems, finalizerNameProblems } from "./finalizer-declaration.js";
 
 const CONTROLLER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const MODES: ReadonlySet<string> = new Set(["leader", "sharded", "every-replica"]);
@@ -43,6 +44,8 @@ export interface ControllerDefinition<T extends KubeObject = KubeObject> {
   readonly options: Readonly<ControllerOptions>;
   /** Permissions declared with {@link ControllerBuilder.needs}. */
   readonly permissions: readonly PermissionRule[];
+  /** The finalizer the runtime manages for the reconciler's `cleanup`, from {@link ControllerBuilder.finalizer}. */
+  readonly finalizer?: string;
 }
 
 /** Options of `for`, `owns` and `watches`: what to cache of the kind (see {@link CacheOptions}), and which events count. */
@@ -72,6 +75,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   private options: ControllerOptions = {};
   private controllerName: string | undefined;
   private readonly permissions: PermissionRule[] = [];
+  private finalizerName: string | undefined;
   private readonly problems: string[] = [];
 
   /** @param onComplete receives the definition when {@link ControllerBuilder.complete} is called with a reconcile. */
@@ -185,6 +189,29 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     return this;
   }
 
+  /**
+   * A finalizer the runtime manages (kube-rs's `finalizer()`, JOSDK's
+   * `Cleaner`): it is added to each live object before its first reconcile,
+   * and once the object is being deleted the reconciler's
+   * `cleanup(object, ctx)` runs instead of `reconcile`, the finalizer
+   * removed when cleanup says `CleanupResult.done`. Both writes are JSON
+   * patches guarded by a `test` of the list, so they need `patch` on the
+   * kind (which `tessera generate` grants) and neither GET nor PUT.
+   *
+   * ```ts
+   * on.for(Widgets).finalizer("example.com/release-bucket");
+   * ```
+   */
+  finalizer(name: string): this {
+    const problems = finalizerNameProblems(name);
+    if (this.finalizerName !== undefined && this.finalizerName !== name) {
+      problems.push(`finalizer("${name}") after finalizer("${this.finalizerName}"): a controller manages one finalizer`);
+    }
+    if (problems.length > 0) this.problems.push(...problems);
+    else this.finalizerName = name;
+    return this;
+  }
+
   /** Shorthand for `withOptions({ mode })`. */
   mode(mode: NonNullable<ControllerOptions["mode"]>): this {
     return this.withOptions({ mode });
@@ -199,6 +226,8 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     const definition = this.build();
     const asReconciler: Reconciler<T> =
       typeof reconciler === "function" ? { reconcile: reconciler } : reconciler;
+    const mismatch = cleanupDeclarationProblems(definition.finalizer, typeof asReconciler.cleanup === "function");
+    if (mismatch.length > 0) throw new BuilderError(definition.name, mismatch);
     if (this.onComplete === undefined) {
       throw new BuilderError(definition.name, [
         "complete() needs a builder from manager.controller(); a plugin's controller() returns its builder instead",
@@ -218,7 +247,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
         `name "${this.controllerName}" must be lowercase letters, digits and '-' (it names Leases and metric labels)`,
       );
     }
-    const { mode, concurrency, reconcileTimeoutMs } = this.options;
+    const { mode, concurrency, reconcileTimeoutMs, maxBackoffMs, rateLimiter } = this.options;
     if (mode !== undefined && !MODES.has(mode)) {
       problems.push(`mode "${String(mode)}" is not one of "leader", "sharded", "every-replica"`);
     }
@@ -231,6 +260,14 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     ) {
       problems.push(
         `reconcileTimeoutMs must be 0 (no limit) or a positive number of ms, got ${reconcileTimeoutMs}`,
+      );
+    }
+    if (maxBackoffMs !== undefined && !(maxBackoffMs > 0 && Number.isFinite(maxBackoffMs))) {
+      problems.push(`maxBackoffMs must be a positive number of ms, got ${maxBackoffMs}`);
+    }
+    if (maxBackoffMs !== undefined && rateLimiter !== undefined) {
+      problems.push(
+        "maxBackoffMs caps the default rate limiter; with a rateLimiter of your own, set the cap in it instead",
       );
     }
     for (const secondary of this.secondaries) {
@@ -250,6 +287,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       watches: [...this.secondaries],
       options: Object.freeze({ ...this.options }),
       permissions: [...this.permissions],
+      ...(this.finalizerName !== undefined ? { finalizer: this.finalizerName } : {}),
     });
   }
 }

@@ -19,4 +19,11 @@ export interface ControllerOptions {
    * (per item exponential from 5 ms to 1000 s, overall 10 per second, burst 100).
    */
   rateLimiter?: RateLimiter<string>;
+  /**
+   * The longest wait between retries of one failing request, in ms: caps
+   * the default rate limiter's per-request backoff (1000 s otherwise), e.g.
+   * 30_000 for an operator whose dependencies come back quickly. Not with
+   * `rateLimiter` (cap your own there).
+   */
+  maxBackoffMs?: number;
 }

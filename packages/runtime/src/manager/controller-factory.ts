@@ -16,6 +16,7 @@ import { enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
 import type { ControllerDeclaration } from "../plugin/plugin-registry.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
 import { Controller, type ControllerSource } from "../reconcile/controller.js";
+import { ManagedFinalizer } from "../reconcile/managed-finalizer.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
 import { Caches, Sharded } from "./default-bindings.js";
@@ -117,6 +118,16 @@ export class ControllerFactory {
       reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,
       ...(definition.options.rateLimiter ? { rateLimiter: definition.options.rateLimiter } : {}),
+      ...(definition.options.maxBackoffMs ? { maxBackoffMs: definition.options.maxBackoffMs } : {}),
+      ...(definition.finalizer
+        ? {
+            finalizer: new ManagedFinalizer({
+              name: definition.finalizer,
+              resource: primaryResource,
+              client: this.get(Tokens.Client),
+            }),
+          }
+        : {}),
       ...(ring ? { admit: ring.admit, track: (key: string) => ring.track(key) } : {}),
     });
     if (ring) {

@@ -14,6 +14,9 @@ import {
   defaultControllerRateLimiter,
   LOW_PRIORITY,
   NORMAL_PRIORITY,
+  RequeueAfterError,
+  TerminalError,
+  isTerminalError,
   WorkItemTimeoutError,
   WorkQueue,
   WorkerPool,
@@ -26,7 +29,10 @@ import {
 import type { MapContext, MapToRequests } from "../handler/event-handler.js";
 import { admits, type Predicate } from "../predicate/predicate.js";
 import { ControllerMetrics, isPanic } from "./controller-metrics.js";
+import { FailureLog } from "./failure-log.js";
+import type { ManagedFinalizer } from "./managed-finalizer.js";
 import type { Reconciler, ReconcileContext } from "./reconciler.js";
+import type { Result } from "./result.js";
 import { requestFromKey, requestKey, type Request } from "./request.js";
 
 /** One informer feeding the controller's queue, and how its objects become requests. */
@@ -58,6 +64,13 @@ export interface ControllerRunOptions<T extends KubeObject> extends Instrumentat
   /** How long in-flight reconciles may run once work stops. Default 30000. */
   drainTimeoutMs?: number;
   rateLimiter?: RateLimiter<string>;
+  /** Caps the default rate limiter's per-key backoff, in ms (not with `rateLimiter`). */
+  maxBackoffMs?: number;
+  /**
+   * The finalizer managed for the reconciler's `cleanup` (which it must
+   * have): added before a live object's reconcile, removed after its cleanup.
+   */
+  finalizer?: ManagedFinalizer<T>;
   /**
    * Whether this replica may work on a key now (a sharded controller's
    * dequeue guard); asked when an event would enqueue the key and again
@@ -96,8 +109,14 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Aborted when the controller stops watching: ends the reads of mappers in flight. */
   private readonly stopping = new AbortController();
   private readonly mapContext: MapContext;
+  private readonly failures: FailureLog;
 
   constructor(options: ControllerRunOptions<T>) {
+    if (options.finalizer && typeof options.reconciler.cleanup !== "function") {
+      throw new TypeError(
+        `controller ${options.name}: finalizer ${options.finalizer.name} needs the reconciler's cleanup(object, ctx) method`,
+      );
+    }
     this.options = options;
     this.name = options.name;
     const tools = resolveInstrumentation(options, "@tessera/runtime");
@@ -112,10 +131,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.tracer = tools.tracer;
     this.clock = tools.clock;
     this.metrics = new ControllerMetrics(tools.meter, options.name);
+    this.failures = new FailureLog(this.logger);
     this.queue = new WorkQueue<string>({
       ...this.instrumentation,
       name: options.name,
-      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter<string>({ clock: tools.clock }),
+      rateLimiter:
+        options.rateLimiter ??
+        defaultControllerRateLimiter<string>({
+          clock: tools.clock,
+          ...(options.maxBackoffMs ? { maxDelayMs: options.maxBackoffMs } : {}),
+        }),
     });
     this.mapContext = Object.freeze({
       client: options.reader ?? unavailableReader(options.name),
@@ -171,7 +196,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(o.reconcileTimeoutMs ? { timeoutMs: o.reconcileTimeoutMs } : {}),
       drainTimeoutMs: o.drainTimeoutMs ?? 30_000,
       handler: (key, ctx) => this.reconcileKey(key, ctx),
+      // Logged here, in proportion (FailureLog), not once per failure by the pool.
+      logFailures: false,
       onError: (error) => {
+        this.failures.failed(error);
         if (error.cause instanceof WorkItemTimeoutError) this.metrics.timeouts.add();
         else if (isPanic(error.cause)) this.metrics.panics.add();
       },
@@ -283,7 +311,8 @@ export class Controller<T extends KubeObject = KubeObject> {
         { attributes: { controller: this.name, namespace: request.namespace, name: request.name, attempt } },
         async (span) => {
           try {
-            const result = await this.options.reconciler.reconcile(request, ctx);
+            const result = await this.reconcileOrCleanUp(request, ctx);
+            this.failures.succeeded(key);
             const requeueAfterMs = result?.requeueAfterMs;
             span.setAttribute("result", requeueAfterMs ? "requeue_after" : "success");
             if (requeueAfterMs) span.setAttribute("requeueAfterMs", requeueAfterMs);
@@ -292,7 +321,7 @@ export class Controller<T extends KubeObject = KubeObject> {
             span.setAttribute("result", "error");
             span.recordException(toError(thrown));
             span.setStatus({ code: SpanStatusCode.ERROR, message: toError(thrown).message });
-            throw thrown;
+            throw await this.retryOf(thrown, ctx);
           } finally {
             span.end();
           }
@@ -302,6 +331,43 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.started.delete(key);
       finished?.();
     }
+  }
+
+  /** The reconcile, or with a managed finalizer its add, the cleanup and its removal. */
+  private reconcileOrCleanUp(request: Request, ctx: ReconcileContext<T>): Promise<Result> | Result {
+    const { reconciler, finalizer } = this.options;
+    if (!finalizer) return reconciler.reconcile(request, ctx);
+    return finalizer.run(
+      ctx.current(),
+      ctx,
+      (object, c) => reconciler.cleanup!(object, c),
+      () => reconciler.reconcile(request, ctx),
+    );
+  }
+
+  /**
+   * What the pool is handed for `thrown`: as thrown, unless the
+   * reconciler's `onError` recognises it (a `RequeueAfterError` for its
+   * delay, a `TerminalError` for giving up). A `TerminalError` thrown by
+   * the reconcile is not asked about.
+   */
+  private async retryOf(thrown: unknown, ctx: ReconcileContext<T>): Promise<unknown> {
+    const onError = this.options.reconciler.onError;
+    if (typeof onError !== "function" || isTerminalError(thrown)) return thrown;
+    let decision: Awaited<ReturnType<typeof onError>>;
+    try {
+      decision = await onError.call(this.options.reconciler, thrown, ctx.current(), ctx);
+    } catch (policyError) {
+      ctx.logger.error("onError threw; the rate limiter retries the reconcile", {
+        error: toError(policyError).message,
+      });
+      return thrown;
+    }
+    if (decision?.type === "terminal") {
+      return new TerminalError(`${toError(thrown).message} (onError gave up)`, { cause: thrown });
+    }
+    if (decision?.type === "requeue") return new RequeueAfterError(decision.requeueAfterMs, { cause: thrown });
+    return thrown;
   }
 }
 
