@@ -1,12 +1,13 @@
 /**
  * @tessera/runtime/codegen: what `tessera generate` reads from an operator's
  * compiled code: the controller builder that records a reconciler's
- * declarations (kinds, watches, permissions) (the schema helpers are in
+ * declarations (kinds, watches, permissions, the managed finalizer) (the schema helpers are in
  * `@tessera/runtime/validation`).
  */
 export { ControllerBuilder } from "./builder/controller-builder.js";
 export type { ControllerDefinition, WatchDeclaration, PermissionRule } from "./builder/controller-builder.js";
 export { BuilderError } from "./builder/builder-error.js";
+export { cleanupDeclarationProblems } from "./builder/finalizer-declaration.js";
 export type { Kind } from "./builder/kind.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
 export {
