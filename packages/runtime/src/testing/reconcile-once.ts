@@ -8,6 +8,7 @@ import { PluginRegistry } from "../plugin/plugin-registry.js";
 import type { PluginClass, ReconcilerPlugin } from "../plugin/plugin.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
 import type { Condition } from "../helpers/conditions.js";
+import { ManagedFinalizer } from "../reconcile/managed-finalizer.js";
 import type { ReconcileContext } from "../reconcile/reconciler.js";
 import type { Request } from "../reconcile/request.js";
 import type { Result } from "../reconcile/result.js";
@@ -40,7 +41,7 @@ export interface ReconcileOnceOptions {
 
 /** What one reconcile did. */
 export interface ReconcileOnceOutcome {
-  /** What `reconcile` returned; absent when it threw. */
+  /** What `reconcile` (or `cleanup`, as a requeue) returned; absent when it threw. */
   result?: Result;
   /** What `reconcile` threw, if it did (the controller would retry with backoff). */
   error?: unknown;
@@ -62,7 +63,9 @@ export interface ReconcileOnceOutcome {
  * and event recorder, a no-op meter and tracer, and what `provide` adds),
  * reads its `controller(on)` for the primary kind and the indexes it
  * declares (kept by the fake as the manager's cache keeps them), and runs one reconcile
- * of `request`, and reports its result, writes, events and the primary's
+ * of `request` (with a declared `finalizer(name)`, as the controller does: the
+ * finalizer added before `reconcile`, `cleanup` for an object being deleted,
+ * the finalizer removed after it), and reports its result, writes, events and the primary's
  * conditions after it. `ctx.current()` answers the primary object as the fake held
  * it when the reconcile started, as a cache that has not yet seen the
  * reconcile's own writes. Tokens it does not bind (Config, KubeConfig,
@@ -131,8 +134,17 @@ export async function reconcileOnce<P extends readonly unknown[]>(
   };
   const before = client.writes.length;
   const outcome: ReconcileOnceOutcome = { writes: [], events: recorder.events, client, logger };
+  const { reconciler: plugin, definition } = declaration;
   try {
-    outcome.result = await declaration.reconciler.reconcile(request, ctx);
+    // As the controller runs it: with a managed finalizer, its add, the cleanup and its removal.
+    outcome.result = definition.finalizer
+      ? await new ManagedFinalizer({ name: definition.finalizer, resource: primary, client }).run(
+          current,
+          ctx,
+          (object, c) => plugin.cleanup!(object, c),
+          () => plugin.reconcile(request, ctx),
+        )
+      : await plugin.reconcile(request, ctx);
   } catch (error) {
     outcome.error = error;
   }
