@@ -36,7 +36,14 @@ describe("RBAC derivation", () => {
   it("grants patch on the for kind to a controller that manages a finalizer, and nothing more", () => {
     const without = deriveRules([{ name: "widget", mode: "leader", for: widget, owns: [], watches: [] }]);
     const { cluster } = deriveRules([
-      { name: "widget", mode: "leader", for: widget, owns: [], watches: [], finalizer: "example.com/cleanup" },
+      {
+        name: "widget",
+        mode: "leader",
+        for: widget,
+        owns: [],
+        watches: [],
+        finalizer: "example.com/cleanup",
+      },
     ]);
     assert.deepEqual(
       cluster.find((r) => r.resources.includes("widgets")),

@@ -20,9 +20,14 @@ export class RequeueAfterError extends Error {
     options: { cause: unknown },
   ) {
     if (!(requeueAfterMs > 0 && Number.isFinite(requeueAfterMs))) {
-      throw new RangeError(`RequeueAfterError: requeueAfterMs must be a positive number of ms, got ${requeueAfterMs}`);
+      throw new RangeError(
+        `RequeueAfterError: requeueAfterMs must be a positive number of ms, got ${requeueAfterMs}`,
+      );
     }
     const cause = options.cause;
-    super(`${cause instanceof Error ? cause.message : String(cause)} (retried in ${requeueAfterMs} ms)`, options);
+    super(
+      `${cause instanceof Error ? cause.message : String(cause)} (retried in ${requeueAfterMs} ms)`,
+      options,
+    );
   }
 }

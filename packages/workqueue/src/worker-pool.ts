@@ -343,7 +343,8 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
     const durationMs = this.clock.now() - startedAt;
     if (!outcome.ok) {
       const error = new WorkItemError(this.queue.name, item, attempt, outcome.error);
-      const retryAfter = outcome.error instanceof RequeueAfterError ? outcome.error.requeueAfterMs : undefined;
+      const retryAfter =
+        outcome.error instanceof RequeueAfterError ? outcome.error.requeueAfterMs : undefined;
       this.metrics.reconciled("error", durationMs, error.terminal);
       if (this.logFailures) {
         this.logger.error(
@@ -353,7 +354,13 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
               ? "workqueue: processing failed; requeueing after the delay the handler chose"
               : "workqueue: processing failed; requeueing with rate limit",
           // `attempt` counted from 1, as in the error's message.
-          { item: describeItem(item), attempt: attempt + 1, durationMs, error: error.message, cause: outcome.error },
+          {
+            item: describeItem(item),
+            attempt: attempt + 1,
+            durationMs,
+            error: error.message,
+            cause: outcome.error,
+          },
         );
       }
       if (this.onError !== undefined) {

@@ -120,7 +120,7 @@ describe("the derived RBAC of a managed finalizer (real API server)", function (
       log: () =>
         JSON.stringify(logger.lines, (_key, value: unknown) =>
           value instanceof Error
-            ? `${value.message}${value.cause ? ` (${String(value.cause)})` : ""}`
+            ? `${value.message}${value.cause instanceof Error ? ` (${value.cause.message})` : ""}`
             : value,
         ),
       cleanups: () => cleanups,
@@ -145,8 +145,7 @@ describe("the derived RBAC of a managed finalizer (real API server)", function (
   const finalizersOf = async (ns: string, cm: string) => {
     const res = await env.cp.raw(configMapPath(ns, cm));
     if (res.status === 404) return undefined;
-    return ((JSON.parse(res.body) as { metadata: { finalizers?: string[] } }).metadata.finalizers ??
-      []) as string[];
+    return (JSON.parse(res.body) as { metadata: { finalizers?: string[] } }).metadata.finalizers ?? [];
   };
 
   it("is enough: the finalizer is added, and removed after cleanup once the ConfigMap is deleted", async () => {

@@ -205,7 +205,9 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   finalizer(name: string): this {
     const problems = finalizerNameProblems(name);
     if (this.finalizerName !== undefined && this.finalizerName !== name) {
-      problems.push(`finalizer("${name}") after finalizer("${this.finalizerName}"): a controller manages one finalizer`);
+      problems.push(
+        `finalizer("${name}") after finalizer("${this.finalizerName}"): a controller manages one finalizer`,
+      );
     }
     if (problems.length > 0) this.problems.push(...problems);
     else this.finalizerName = name;
@@ -226,7 +228,10 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     const definition = this.build();
     const asReconciler: Reconciler<T> =
       typeof reconciler === "function" ? { reconcile: reconciler } : reconciler;
-    const mismatch = cleanupDeclarationProblems(definition.finalizer, typeof asReconciler.cleanup === "function");
+    const mismatch = cleanupDeclarationProblems(
+      definition.finalizer,
+      typeof asReconciler.cleanup === "function",
+    );
     if (mismatch.length > 0) throw new BuilderError(definition.name, mismatch);
     if (this.onComplete === undefined) {
       throw new BuilderError(definition.name, [

@@ -14,7 +14,9 @@ export function finalizerNameProblems(name: unknown): string[] {
   if (!name.includes("/")) {
     return [`finalizer("${name}") needs a domain prefix, ${example}: names without one are Kubernetes' own`];
   }
-  return labelKeyProblems(name).map((p) => `finalizer("${name}"): ${p.replace("label key", "finalizer name")}`);
+  return labelKeyProblems(name).map(
+    (p) => `finalizer("${name}"): ${p.replace("label key", "finalizer name")}`,
+  );
 }
 
 /**

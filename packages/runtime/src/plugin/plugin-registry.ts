@@ -105,8 +105,12 @@ export class PluginRegistry {
         pending.plugin as ServiceIdentifier<ReconcilerPlugin<KubeObject>>,
       );
       const definition = instance.controller(new ControllerBuilder()).build();
-      const mismatch = cleanupDeclarationProblems(definition.finalizer, typeof instance.cleanup === "function");
-      if (mismatch.length > 0) throw new BuilderError(`${definition.name} (${pending.plugin.name})`, mismatch);
+      const mismatch = cleanupDeclarationProblems(
+        definition.finalizer,
+        typeof instance.cleanup === "function",
+      );
+      if (mismatch.length > 0)
+        throw new BuilderError(`${definition.name} (${pending.plugin.name})`, mismatch);
       yield { definition, reconciler: instance };
     }
   }

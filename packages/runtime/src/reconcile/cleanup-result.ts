@@ -14,13 +14,12 @@
  * ```
  */
 export type CleanupResult =
-  | { readonly type: "done" }
-  | { readonly type: "keep"; readonly requeueAfterMs?: number | undefined };
+  { readonly type: "done" } | { readonly type: "keep"; readonly requeueAfterMs?: number | undefined };
 
 /** The two {@link CleanupResult}s. */
 export const CleanupResult = Object.freeze({
   /** The cleanup is finished: remove the finalizer. */
-  done: Object.freeze({ type: "done" }) as CleanupResult,
+  done: Object.freeze<CleanupResult>({ type: "done" }),
   /**
    * Not finished yet (a child still going away, an outside job running):
    * keep the finalizer and come back after `requeueAfterMs`, or on the

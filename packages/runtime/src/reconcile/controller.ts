@@ -33,6 +33,7 @@ import { FailureLog } from "./failure-log.js";
 import type { ManagedFinalizer } from "./managed-finalizer.js";
 import type { Reconciler, ReconcileContext } from "./reconciler.js";
 import type { Result } from "./result.js";
+import type { ErrorResult } from "./error-result.js";
 import { requestFromKey, requestKey, type Request } from "./request.js";
 
 /** One informer feeding the controller's queue, and how its objects become requests. */
@@ -352,11 +353,11 @@ export class Controller<T extends KubeObject = KubeObject> {
    * the reconcile is not asked about.
    */
   private async retryOf(thrown: unknown, ctx: ReconcileContext<T>): Promise<unknown> {
-    const onError = this.options.reconciler.onError;
-    if (typeof onError !== "function" || isTerminalError(thrown)) return thrown;
-    let decision: Awaited<ReturnType<typeof onError>>;
+    const reconciler = this.options.reconciler;
+    if (typeof reconciler.onError !== "function" || isTerminalError(thrown)) return thrown;
+    let decision: ErrorResult;
     try {
-      decision = await onError.call(this.options.reconciler, thrown, ctx.current(), ctx);
+      decision = await reconciler.onError(thrown, ctx.current(), ctx);
     } catch (policyError) {
       ctx.logger.error("onError threw; the rate limiter retries the reconcile", {
         error: toError(policyError).message,
@@ -366,7 +367,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (decision?.type === "terminal") {
       return new TerminalError(`${toError(thrown).message} (onError gave up)`, { cause: thrown });
     }
-    if (decision?.type === "requeue") return new RequeueAfterError(decision.requeueAfterMs, { cause: thrown });
+    if (decision?.type === "requeue")
+      return new RequeueAfterError(decision.requeueAfterMs, { cause: thrown });
     return thrown;
   }
 }

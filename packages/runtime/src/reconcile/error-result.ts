@@ -30,5 +30,5 @@ export const ErrorResult = Object.freeze({
     return Object.freeze({ type: "requeue", requeueAfterMs: ms });
   },
   /** Retrying cannot help: stop until the object changes (as throwing a `TerminalError` does). */
-  terminal: Object.freeze({ type: "terminal" }) as ErrorResult,
+  terminal: Object.freeze<ErrorResult>({ type: "terminal" }),
 });

@@ -98,7 +98,12 @@ export class ManagedFinalizer<T extends KubeObject> {
     ctx: ReconcileContext<T>,
   ): Promise<"written" | "gone" | "stale"> {
     try {
-      await this.client.patch(this.resource, objectRefOf(object), { type: "json", patch }, { signal: ctx.signal });
+      await this.client.patch(
+        this.resource,
+        objectRefOf(object),
+        { type: "json", patch },
+        { signal: ctx.signal },
+      );
       return "written";
     } catch (error) {
       if (isNotFound(error)) return "gone";
@@ -120,7 +125,10 @@ export class ManagedFinalizer<T extends KubeObject> {
  * copy read before the first, fail rather than append a duplicate (the API
  * server does not deduplicate finalizers).
  */
-export function addFinalizerPatch(current: readonly string[] | undefined, name: string): JsonPatchOperation[] {
+export function addFinalizerPatch(
+  current: readonly string[] | undefined,
+  name: string,
+): JsonPatchOperation[] {
   return current === undefined
     ? [
         { op: "test", path: "/metadata/finalizers", value: null },

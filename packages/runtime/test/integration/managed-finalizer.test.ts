@@ -18,13 +18,14 @@ import {
 const FINALIZER = "example.com/release-bucket";
 
 /** The requests of each verb made on widgets between two counts. */
-const delta = (after: Record<string, number>, before: Record<string, number>) =>
-  Object.fromEntries(
-    Object.keys({ ...after, ...before })
-      .filter((verb) => verb !== "WATCH" && verb !== "LIST")
-      .map((verb) => [verb, (after[verb] ?? 0) - (before[verb] ?? 0)])
-      .filter(([, n]) => n !== 0),
-  );
+function delta(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const verb of Object.keys({ ...after, ...before })) {
+    const n = (after[verb] ?? 0) - (before[verb] ?? 0);
+    if (verb !== "WATCH" && verb !== "LIST" && n !== 0) out[verb] = n;
+  }
+  return out;
+}
 
 describe("managed finalizers (real API server)", function () {
   this.timeout(120_000);
