@@ -36,7 +36,7 @@ export interface Reconciler<T extends KubeObject = KubeObject> {
    * registration). The runtime adds the finalizer before the first
    * reconcile of a live object; once the object has a deletionTimestamp it
    * calls `cleanup` instead of `reconcile`, and removes the finalizer when
-   * it returns {@link CleanupResult.done} (or nothing). Return
+   * it returns `CleanupResult.done` (or nothing). Return
    * `CleanupResult.keep({ requeueAfterMs })` to hold the object while
    * something goes away; throw to retry with backoff. It may run more than
    * once for one deletion, so make it idempotent.
