@@ -201,8 +201,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       logFailures: false,
       onError: (error) => {
         this.failures.failed(error);
-        if (error.cause instanceof WorkItemTimeoutError) this.metrics.timeouts.add();
-        else if (isPanic(error.cause)) this.metrics.panics.add();
+        // What the reconcile threw, also when onError chose its retry.
+        const cause = error.cause instanceof RequeueAfterError ? error.cause.cause : error.cause;
+        if (cause instanceof WorkItemTimeoutError) this.metrics.timeouts.add();
+        else if (isPanic(cause)) this.metrics.panics.add();
       },
     });
     return this.pool.run(signal, options);
