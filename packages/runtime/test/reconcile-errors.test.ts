@@ -180,7 +180,7 @@ describe("Controller: onError and failure logging", () => {
       String(errors[0]!.fields["error"]),
       /get widgets\.example\.com ns\/a: 503 ServiceUnavailable/,
     );
-    assert.equal(errors[0]!.fields["stack"], undefined, "no stack for an API error");
+    assert.equal(errors[0]!.fields["cause"], undefined, "no error object (so no stack) for an API error");
     assert.equal(errors[0]!.fields["attempt"], 1);
     assert.deepEqual(
       repeats.slice(0, 3).map((l) => l.fields["attempt"]),
@@ -193,11 +193,12 @@ describe("Controller: onError and failure logging", () => {
     assert.ok(repeats.length >= 12, `${repeats.length} retries in 8 s with a 1 s cap`);
     const bug = failures("bug", "error");
     assert.equal(bug.length, 1);
-    assert.match(
-      String(bug[0]!.fields["stack"]),
-      /TypeError: cannot read properties/,
-      "a bug keeps its stack",
+    const cause = bug[0]!.fields["cause"];
+    assert.ok(
+      cause instanceof TypeError,
+      "a bug is logged with the error, which the JSON logger writes with its stack",
     );
+    assert.match(String(cause.stack), /TypeError: cannot read properties/);
     assert.equal(h.logger.lines.filter((l) => l.level === "error").length, 2, "two error lines in all");
 
     failing = false;

@@ -15,10 +15,11 @@ const MAX_CAUSE_DEPTH = 16;
  * A controller's failed reconciles, logged in proportion: the first failure
  * of a key (and each new error of it) once at error, with its cause; the
  * same error again for the same key at debug, with how many times it
- * repeated; the key's recovery once at info. The stack is logged only for
- * errors that are not the API server's or the transport's (the
- * `@tessera/client` ApiError family, whose message says all) nor a timeout:
- * it points at a bug. `attempt` counts from 1, as `ctx.attempt` does.
+ * repeated; the key's recovery once at info. The error itself (which the
+ * JSON logger writes with its stack) is in the line only for errors that are
+ * not the API server's or the transport's (the `@tessera/client` ApiError
+ * family, whose message says all) nor a timeout: it points at a bug.
+ * `attempt` counts from 1, as `ctx.attempt` does.
  */
 export class FailureLog {
   /** The failing keys: the message of their last error and how often it came in a row. */
@@ -58,7 +59,9 @@ export class FailureLog {
         ...fields,
         error: message,
         ...(retry !== undefined ? { retryInMs: retry } : {}),
-        ...(isExpected(cause) ? {} : { stack: stackOf(cause) }),
+        // The error itself, which the logger writes with its stack (read only then: with
+        // source maps on, formatting a stack is costly), for errors whose message is not all.
+        ...(isExpected(cause) ? {} : { cause }),
       },
     );
   }
@@ -75,17 +78,6 @@ export class FailureLog {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** The stack of `error` and of the errors in its cause chain. */
-function stackOf(error: unknown): string | undefined {
-  const stacks: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < MAX_CAUSE_DEPTH && current instanceof Error; depth++) {
-    if (current.stack) stacks.push(depth === 0 ? current.stack : `caused by: ${current.stack}`);
-    current = current.cause;
-  }
-  return stacks.length > 0 ? stacks.join("\n") : undefined;
 }
 
 /**
