@@ -3,7 +3,7 @@
 import { strict as assert } from "node:assert";
 import { CapturingLogger, FakeClock } from "@tessera/core/testing";
 import { SharedIndexInformer } from "@tessera/informers";
-import { ApiError, type KubeObject } from "@tessera/client";
+import { ApiError, TransportError, type KubeObject } from "@tessera/client";
 import { InMemoryListerWatcher } from "@tessera/reflector/testing";
 import { Controller } from "../src/controller.js";
 import { enqueueForObject, ErrorResult, type Reconciler, type Request } from "../src/index.js";
@@ -137,6 +137,47 @@ describe("Controller: onError and failure logging", () => {
     assert.deepEqual(attempts, [1, 2, 3, 4], "5, 10, 20 ms backoff: every retry counted");
     assert.equal(policyCalls, 3);
     assert.equal(h.logger.matching(/onError threw/, "error").length, 1);
+  });
+
+  it("an API server down for 8 s under 20 objects: one error line per object, not one per failure", async () => {
+    const clock = new FakeClock();
+    let down = true;
+    let failures = 0;
+    const h = harness(clock, {
+      reconcile: (request) => {
+        if (!down) return;
+        failures++;
+        throw new TransportError(
+          { verb: "get", resource: "configmaps", namespace: "ns", name: request.name },
+          0,
+          "TransportError",
+          "connect ECONNREFUSED 127.0.0.1:6443",
+        );
+      },
+    });
+    for (let i = 0; i < 20; i++) h.lw.put(widget(`w${i}`));
+    await settle();
+    for (let t = 0; t < 8_000; t += 100) {
+      await clock.advance(100);
+      await settle(3);
+    }
+    down = false;
+    // Each object comes back when its backoff (5 ms doubling) ends: within 20 s here.
+    for (let t = 0; t < 20_000; t += 100) {
+      await clock.advance(100);
+      await settle(3);
+    }
+    const levels = (level: string) => h.logger.lines.filter((l) => l.level === level).length;
+    console.log(
+      `      ${failures} failed reconciles: ${levels("error")} error lines, ${levels("debug")} at debug, ${h.logger.matching(/succeeded after failing/, "info").length} recoveries at info`,
+    );
+    assert.ok(failures >= 200, `${failures} failures in 8 s`);
+    assert.equal(levels("error"), 20, "one error line per object");
+    assert.equal(h.logger.matching(/succeeded after failing/, "info").length, 20);
+    assert.ok(
+      h.logger.lines.every((l) => l.fields["cause"] === undefined),
+      "no stack for a transport error",
+    );
   });
 
   it("logs N failures of one key as one error line with its cause and counted repeats at debug, one attempt count", async () => {
