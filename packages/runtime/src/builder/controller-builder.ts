@@ -2,6 +2,12 @@ import type { KubeObject } from "@tessera/client";
 import type { MapToRequests } from "../handler/event-handler.js";
 import type { Predicate } from "../predicate/predicate.js";
 import type { Reconciler, ReconcileFunction } from "../reconcile/reconciler.js";
+import {
+  isTriggerSource,
+  type TriggerDeclaration,
+  type TriggerOptions,
+  type TriggerSource,
+} from "../reconcile/trigger-source.js";
 import { BuilderError } from "./builder-error.js";
 import { cacheOptionProblems, type CacheOptions, type IndexFunction } from "./cache-options.js";
 import type { ControllerOptions } from "./controller-options.js";
@@ -13,8 +19,13 @@ const MODES: ReadonlySet<string> = new Set(["leader", "sharded", "every-replica"
 /** A secondary kind the controller watches, and how its events become requests. */
 export interface WatchDeclaration {
   readonly kind: Kind;
-  /** `owns`: the controller owner of the primary kind; `watches`: the given mapping. */
-  readonly map: { readonly type: "owner" } | { readonly type: "mapped"; readonly toRequests: MapToRequests };
+  /**
+   * `owns`: the controller owner of the primary kind (every owner of it with
+   * `everyOwner`); `watches`: the given mapping.
+   */
+  readonly map:
+    | { readonly type: "owner"; readonly everyOwner: boolean }
+    | { readonly type: "mapped"; readonly toRequests: MapToRequests };
   readonly predicates: readonly Predicate[];
   /** What the manager caches of the kind for this watch. */
   readonly cache: Readonly<CacheOptions>;
@@ -43,12 +54,25 @@ export interface ControllerDefinition<T extends KubeObject = KubeObject> {
   readonly options: Readonly<ControllerOptions>;
   /** Permissions declared with {@link ControllerBuilder.needs}. */
   readonly permissions: readonly PermissionRule[];
+  /** Sources of requests declared with {@link ControllerBuilder.triggers}. */
+  readonly triggers: readonly TriggerDeclaration[];
 }
 
 /** Options of `for`, `owns` and `watches`: what to cache of the kind (see {@link CacheOptions}), and which events count. */
 export interface WatchOptions<T extends KubeObject> extends CacheOptions<T> {
   /** Events must pass every one of these (combine with `and`, `or`, `not`). */
   predicates?: readonly Predicate<T>[];
+}
+
+/** Options of `owns`: those of {@link WatchOptions}, and which owners a child wakes. */
+export interface OwnsOptions<T extends KubeObject> extends WatchOptions<T> {
+  /**
+   * Wake every owner of the primary kind in the child's `ownerReferences`,
+   * not only its controller owner (controller-runtime's `MatchEveryOwner`):
+   * for children shared by several primaries. `ctx.owned` still finds
+   * children by their controller owner. Default false.
+   */
+  everyOwner?: boolean;
 }
 
 /**
@@ -72,6 +96,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   private options: ControllerOptions = {};
   private controllerName: string | undefined;
   private readonly permissions: PermissionRule[] = [];
+  private readonly triggerSources: TriggerDeclaration[] = [];
   private readonly problems: string[] = [];
 
   /** @param onComplete receives the definition when {@link ControllerBuilder.complete} is called with a reconcile. */
@@ -97,19 +122,31 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   /**
    * A kind the primary owns: an event on one of its objects enqueues the
    * object's controller owner (the `ownerReference` with `controller: true`)
-   * when that owner is of the primary kind.
+   * when that owner is of the primary kind; with `everyOwner`, every owner
+   * of the primary kind. The runtime indexes the kind's cache by controller
+   * owner, which `ctx.owned(kind)` reads.
    */
-  owns<U extends KubeObject>(kind: Kind<U>, options: WatchOptions<U> = {}): this {
+  owns<U extends KubeObject>(kind: Kind<U>, options: OwnsOptions<U> = {}): this {
+    const { everyOwner, ...watchOptions } = options;
+    if (everyOwner !== undefined && typeof everyOwner !== "boolean") {
+      this.problems.push(`owns(${describeKind(kind)}): everyOwner must be true or false`);
+    }
     this.secondaries.push({
       kind,
-      map: { type: "owner" },
-      predicates: options.predicates ?? [],
-      cache: this.cacheOf(`owns(${describeKind(kind)})`, options),
+      map: { type: "owner", everyOwner: everyOwner === true },
+      predicates: watchOptions.predicates ?? [],
+      cache: this.cacheOf(`owns(${describeKind(kind)})`, watchOptions),
     });
     return this;
   }
 
-  /** Any other kind, with a function from one of its objects to the requests it should wake. */
+  /**
+   * Any kind, with a function from one of its objects to the requests it
+   * should wake. The primary kind too (a ConfigMap that points at another
+   * ConfigMap): that watch reads the primary's cache (one informer, a
+   * second handler), so it takes predicates but no cache options, and in
+   * `sharded` mode it sees the objects of this replica's slots only.
+   */
   watches<U extends KubeObject>(
     kind: Kind<U>,
     toRequests: MapToRequests<U>,
@@ -135,6 +172,39 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
     const { predicates: _predicates, ...cache } = options;
     this.problems.push(...cacheOptionProblems(where, cache as CacheOptions<never>));
     return Object.freeze({ ...cache }) as CacheOptions;
+  }
+
+  /**
+   * Requests from outside the watched kinds (controller-runtime's
+   * `source.Channel`, kube-rs's `reconcile_on`): an async iterable of
+   * requests (a timer, a queue consumer) is read from the manager's start
+   * until it ends or the manager stops; an event emitter is listened to on
+   * its `"request"` event (`options.event` names another). A value that is
+   * no `{ namespace, name }` is logged and skipped; an iterable that throws
+   * is logged and read no more.
+   *
+   * In `sharded` mode a request whose key falls in a slot another replica
+   * holds is dropped on this one: every replica runs the source, and each
+   * reconciles the requests of its own slots. A source that only one
+   * replica can read should call `manager.enqueue` on every replica, or run
+   * the controller in `leader` mode.
+   *
+   * ```ts
+   * async function* everyMinute(signal: AbortSignal) {
+   *   for await (const _ of setInterval(60_000, undefined, { signal })) yield { namespace: "", name: "global" };
+   * }
+   * on.for(Widgets).triggers(everyMinute(signal));
+   * ```
+   */
+  triggers(source: TriggerSource, options: TriggerOptions = {}): this {
+    if (!isTriggerSource(source)) {
+      this.problems.push(
+        "triggers(source): the source must be an async iterable of requests or an event emitter (with on and off) of them",
+      );
+      return this;
+    }
+    this.triggerSources.push({ source, event: options.event ?? "request" });
+    return this;
   }
 
   /** Predicates on the primary kind's events, added to those given to `for`. */
@@ -218,7 +288,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
         `name "${this.controllerName}" must be lowercase letters, digits and '-' (it names Leases and metric labels)`,
       );
     }
-    const { mode, concurrency, reconcileTimeoutMs } = this.options;
+    const { mode, concurrency, reconcileTimeoutMs, maxIntervalMs } = this.options;
     if (mode !== undefined && !MODES.has(mode)) {
       problems.push(`mode "${String(mode)}" is not one of "leader", "sharded", "every-replica"`);
     }
@@ -233,10 +303,20 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
         `reconcileTimeoutMs must be 0 (no limit) or a positive number of ms, got ${reconcileTimeoutMs}`,
       );
     }
+    if (maxIntervalMs !== undefined && !(maxIntervalMs >= 0 && Number.isFinite(maxIntervalMs))) {
+      problems.push(
+        `maxIntervalMs must be 0 (no resync floor) or a positive number of ms, got ${maxIntervalMs}`,
+      );
+    }
     for (const secondary of this.secondaries) {
-      if (forKind && sameKind(secondary.kind, forKind)) {
+      if (!forKind || !sameKind(secondary.kind, forKind)) continue;
+      if (secondary.map.type === "owner") {
         problems.push(
-          `${describeKind(secondary.kind)} is the primary kind; owns() and watches() take other kinds (its own events already reconcile it)`,
+          `owns(${describeKind(secondary.kind)}): it is the primary kind; to wake other objects of it from one, use watches(kind, map)`,
+        );
+      } else if (Object.keys(secondary.cache).length > 0) {
+        problems.push(
+          `watches(${describeKind(secondary.kind)}): a watch of the primary kind reads the primary's cache; give cache options (${Object.keys(secondary.cache).join(", ")}) to for() instead`,
         );
       }
     }
@@ -250,6 +330,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       watches: [...this.secondaries],
       options: Object.freeze({ ...this.options }),
       permissions: [...this.permissions],
+      triggers: [...this.triggerSources],
     });
   }
 }
