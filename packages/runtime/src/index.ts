@@ -28,7 +28,12 @@ export type {
 export type { Request } from "./reconcile/request.js";
 export type { Result } from "./reconcile/result.js";
 export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcile/reconciler.js";
-export type { ControllerBuilder, WatchOptions, OwnsOptions } from "./builder/controller-builder.js";
+export type {
+  ControllerBuilder,
+  WatchOptions,
+  ForOptions,
+  OwnsOptions,
+} from "./builder/controller-builder.js";
 export type { TriggerSource, TriggerOptions, RequestEmitter } from "./reconcile/trigger-source.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";

@@ -16,6 +16,7 @@ import { enqueueForEveryOwner, enqueueForObject, enqueueForOwner } from "../hand
 import type { ControllerDeclaration } from "../plugin/plugin-registry.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
 import { Controller, type ControllerSource } from "../reconcile/controller.js";
+import { specOrMetadataChanged } from "../predicate/predicates.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import { CONTROLLER_OWNER_INDEX, controllerOwnerUid, RelatedObjects } from "../reconcile/related-objects.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
@@ -170,7 +171,10 @@ export class ControllerFactory {
     const sources: ControllerSource[] = primaries.map(({ informer }) => ({
       informer,
       toRequests: enqueueForObject(),
-      predicates: definition.predicates,
+      predicates:
+        definition.statusUpdates === "ignore"
+          ? [specOrMetadataChanged(), ...definition.predicates]
+          : definition.predicates,
       resyncPeriodMs: maxIntervalMs,
     }));
     const owned: Resource[] = [];

@@ -78,8 +78,7 @@ export class RelatedObjects {
     signal: AbortSignal,
   ): Promise<U[]> {
     const resource =
-      this.options.declared.find((r) => sameKind(r, kind)) ??
-      (isResource(kind) ? kind : undefined);
+      this.options.declared.find((r) => sameKind(r, kind)) ?? (isResource(kind) ? kind : undefined);
     if (resource === undefined) {
       return Promise.reject(
         new Error(
