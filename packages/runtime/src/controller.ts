@@ -7,9 +7,6 @@
 export { Controller } from "./reconcile/controller.js";
 export type { ControllerRunOptions, ControllerSource } from "./reconcile/controller.js";
 export { requestFor, requestFromKey, requestKey } from "./reconcile/request.js";
-export { RelatedObjects, CONTROLLER_OWNER_INDEX, controllerOwnerUid } from "./reconcile/related-objects.js";
-export type { RelatedObjectsOptions } from "./reconcile/related-objects.js";
-export type { TriggerDeclaration } from "./reconcile/trigger-source.js";
 export { CachedClient } from "./client/cached-client.js";
 export type { CachedClientOptions } from "./client/cached-client.js";
 export { DeclaredCaches } from "./client/declared-caches.js";
@@ -22,3 +19,6 @@ export { RingMemberFencedError } from "./manager/ring-member-fenced-error.js";
 export { UnboundTokenError } from "./plugin/unbound-token-error.js";
 export { EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";
+export { RelatedObjects, CONTROLLER_OWNER_INDEX, controllerOwnerUid } from "./reconcile/related-objects.js";
+export type { RelatedObjectsOptions } from "./reconcile/related-objects.js";
+export type { TriggerDeclaration } from "./reconcile/trigger-source.js";

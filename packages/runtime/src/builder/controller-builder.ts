@@ -53,11 +53,11 @@ export interface ControllerDefinition<T extends KubeObject = KubeObject> {
   /** What the manager caches of the primary kind. */
   readonly cache: Readonly<CacheOptions>;
   readonly watches: readonly WatchDeclaration[];
+  /** Sources of requests declared with {@link ControllerBuilder.triggers}. */
+  readonly triggers: readonly TriggerDeclaration[];
   readonly options: Readonly<ControllerOptions>;
   /** Permissions declared with {@link ControllerBuilder.needs}. */
   readonly permissions: readonly PermissionRule[];
-  /** Sources of requests declared with {@link ControllerBuilder.triggers}. */
-  readonly triggers: readonly TriggerDeclaration[];
 }
 
 /** Options of `for`, `owns` and `watches`: what to cache of the kind (see {@link CacheOptions}), and which events count. */
@@ -125,10 +125,10 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
   /** Erased to KubeObject like the secondaries', so the builder stays assignable across its type parameter. */
   private forCache: CacheOptions = {};
   private readonly secondaries: WatchDeclaration[] = [];
+  private readonly triggerSources: TriggerDeclaration[] = [];
   private options: ControllerOptions = {};
   private controllerName: string | undefined;
   private readonly permissions: PermissionRule[] = [];
-  private readonly triggerSources: TriggerDeclaration[] = [];
   private readonly problems: string[] = [];
 
   /** @param onComplete receives the definition when {@link ControllerBuilder.complete} is called with a reconcile. */
@@ -327,7 +327,7 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
         `name "${this.controllerName}" must be lowercase letters, digits and '-' (it names Leases and metric labels)`,
       );
     }
-    const { mode, concurrency, reconcileTimeoutMs, maxIntervalMs } = this.options;
+    const { mode, concurrency, reconcileTimeoutMs } = this.options;
     if (mode !== undefined && !MODES.has(mode)) {
       problems.push(`mode "${String(mode)}" is not one of "leader", "sharded", "every-replica"`);
     }
@@ -342,11 +342,6 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
         `reconcileTimeoutMs must be 0 (no limit) or a positive number of ms, got ${reconcileTimeoutMs}`,
       );
     }
-    if (maxIntervalMs !== undefined && !(maxIntervalMs >= 0 && Number.isFinite(maxIntervalMs))) {
-      problems.push(
-        `maxIntervalMs must be 0 (no resync floor) or a positive number of ms, got ${maxIntervalMs}`,
-      );
-    }
     for (const secondary of this.secondaries) {
       if (!forKind || !sameKind(secondary.kind, forKind)) continue;
       if (secondary.map.type === "owner") {
@@ -359,6 +354,12 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
         );
       }
     }
+    const maxIntervalMs = this.options.maxIntervalMs;
+    if (maxIntervalMs !== undefined && !(maxIntervalMs >= 0 && Number.isFinite(maxIntervalMs))) {
+      problems.push(
+        `maxIntervalMs must be 0 (no resync floor) or a positive number of ms, got ${maxIntervalMs}`,
+      );
+    }
     if (forKind) problems.push(...indexConflicts(forKind, this.forCache, this.secondaries));
     if (problems.length > 0 || forKind === undefined) throw new BuilderError(name, problems);
     return Object.freeze({
@@ -368,9 +369,9 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
       statusUpdates: this.forStatusUpdates,
       cache: this.forCache,
       watches: [...this.secondaries],
+      triggers: [...this.triggerSources],
       options: Object.freeze({ ...this.options }),
       permissions: [...this.permissions],
-      triggers: [...this.triggerSources],
     });
   }
 }

@@ -15,11 +15,6 @@ export interface ControllerOptions {
   /** How long one reconcile may run before its signal aborts and it counts as failed. Default: no limit. */
   reconcileTimeoutMs?: number;
   /**
-   * Spaces the retries of a failing request. Default: controller-runtime's
-   * (per item exponential from 5 ms to 1000 s, overall 10 per second, burst 100).
-   */
-  rateLimiter?: RateLimiter<string>;
-  /**
    * The resync floor: every object of the primary kind is reconciled at
    * least once per this many ms, even when nothing about it changed (a
    * drift the controller does not watch, an event it missed, a clock it
@@ -37,4 +32,9 @@ export interface ControllerOptions {
    * for an event is still resynced on its schedule.
    */
   maxIntervalMs?: number;
+  /**
+   * Spaces the retries of a failing request. Default: controller-runtime's
+   * (per item exponential from 5 ms to 1000 s, overall 10 per second, burst 100).
+   */
+  rateLimiter?: RateLimiter<string>;
 }

@@ -13,10 +13,10 @@ import { fieldSelectorString, type CacheOptions } from "../builder/cache-options
 import { describeKind, isResource, type Kind } from "../builder/kind.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { enqueueForEveryOwner, enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
+import { specOrMetadataChanged } from "../predicate/predicates.js";
 import type { ControllerDeclaration } from "../plugin/plugin-registry.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
 import { Controller, type ControllerSource } from "../reconcile/controller.js";
-import { specOrMetadataChanged } from "../predicate/predicates.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import { CONTROLLER_OWNER_INDEX, controllerOwnerUid, RelatedObjects } from "../reconcile/related-objects.js";
 import { containerInstrumentation } from "./container-instrumentation.js";

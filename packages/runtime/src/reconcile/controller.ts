@@ -9,7 +9,7 @@ import {
 } from "@tessera/core";
 import type { HandlerRegistration, SharedIndexInformer } from "@tessera/informers";
 import { DeletedFinalStateUnknown } from "@tessera/reflector";
-import { type KubeObject, type Reader } from "@tessera/client";
+import { metadataOf, type KubeObject, type Reader } from "@tessera/client";
 import {
   defaultControllerRateLimiter,
   LOW_PRIORITY,
@@ -27,8 +27,8 @@ import type { MapContext, MapToRequests } from "../handler/event-handler.js";
 import { admits, type Predicate } from "../predicate/predicate.js";
 import { ControllerMetrics, isPanic } from "./controller-metrics.js";
 import type { Reconciler, ReconcileContext } from "./reconciler.js";
+import { requestFromKey, requestKey, type Request } from "./request.js";
 import { RelatedObjects } from "./related-objects.js";
-import { requestFromKey, requestKey, requestOf, type Request } from "./request.js";
 import { consumeTrigger, requestProblem, type TriggerDeclaration } from "./trigger-source.js";
 
 /** One informer feeding the controller's queue, and how its objects become requests. */
@@ -103,6 +103,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly metrics: ControllerMetrics;
   private readonly instrumentation: Instrumentation;
   private registrations: HandlerRegistration[] = [];
+  /** What `ctx.owned` and `ctx.related` read through. */
+  private readonly related: RelatedObjects;
   private pool: WorkerPool<string> | undefined;
   /** Start times (clock ms) of the reconciles running now, by key. */
   private readonly started = new Map<string, number>();
@@ -110,7 +112,6 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Aborted when the controller stops watching: ends the reads of mappers in flight. */
   private readonly stopping = new AbortController();
   private readonly mapContext: MapContext;
-  private readonly related: RelatedObjects;
 
   constructor(options: ControllerRunOptions<T>) {
     this.options = options;
@@ -173,7 +174,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     const objects = this.options.listPrimary?.() ?? this.options.primary.lister.list();
     let queued = 0;
     for (const object of objects) {
-      const key = requestKey(requestOf(object));
+      const meta = metadataOf(object);
+      const key = requestKey({ namespace: meta.namespace ?? "", name: meta.name ?? "" });
       if (this.options.admit && !this.options.admit(key)) continue;
       this.queue.add(key, { priority: LOW_PRIORITY });
       queued++;

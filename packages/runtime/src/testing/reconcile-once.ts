@@ -62,15 +62,15 @@ export interface ReconcileOnceOutcome {
  * `Tokens.ApiClient` and `Tokens.ApiReader`, the clock, a capturing logger
  * and event recorder, a no-op meter and tracer, and what `provide` adds),
  * reads its `controller(on)` for the primary kind and the indexes it
- * declares (kept by the fake as the manager's cache keeps them, with the
- * owner index of every `owns` kind, so `ctx.owned` and `ctx.related` read
- * the fake), and runs one reconcile
+ * declares (kept by the fake as the manager's cache keeps them), and runs one reconcile
  * of `request`, and reports its result, writes, events and the primary's
  * conditions after it. `ctx.current()` answers the primary object as the fake held
  * it when the reconcile started, as a cache that has not yet seen the
  * reconcile's own writes. Tokens it does not bind (Config, KubeConfig,
  * InformerFactory, RestMapper, Metrics) fail with the manager's
- * `UnboundTokenError` unless given in `provide`.
+ * `UnboundTokenError` unless given in `provide`. `ctx.owned` and
+ * `ctx.related` read the fake, which keeps the owner index of every `owns`
+ * kind as the manager's caches do.
  */
 export async function reconcileOnce<P extends readonly unknown[]>(
   reconciler: PluginClass<ReconcilerPlugin<never>, [...P]>,
