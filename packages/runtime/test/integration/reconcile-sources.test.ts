@@ -270,6 +270,33 @@ describe("reconcile sources and reads (real API server)", function () {
     });
   });
 
+  it("controllers.<name>.maxIntervalMs in the configuration sets the resync floor over the declaration's (0: off)", async () => {
+    const ns = await createNamespace(env.cp, "max-interval");
+    await api.create(ConfigMaps, { metadata: { name: "c", namespace: ns } });
+    const manager = await Manager.create({
+      config: { ...managerConfig, controllers: { resynced: { maxIntervalMs: 1_000 } } },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+    });
+    const counts = { resynced: 0, off: 0 };
+    for (const name of ["resynced", "off"] as const) {
+      manager
+        .controller()
+        .named(name)
+        .for(ConfigMaps, { namespaces: ns })
+        .withOptions({ maxIntervalMs: 0 })
+        .complete(() => void counts[name]++);
+    }
+    await running(manager, async () => {
+      await sleep(4_500);
+      assert.ok(
+        counts.resynced >= 3,
+        `the configured floor of 1 s reconciled ${counts.resynced} times in 4.5 s`,
+      );
+      assert.equal(counts.off, 1, "maxIntervalMs 0: the initial list only");
+    });
+  });
+
   it("sharded: a trigger and enqueue reach only the replica holding the key's slot, each request reconciled once", async () => {
     const ns = await createNamespace(env.cp, "sharded-triggers");
     const names = Array.from({ length: 30 }, (_, i) => `w${i}`);
