@@ -222,11 +222,16 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
    * no `{ namespace, name }` is logged and skipped; an iterable that throws
    * is logged and read no more.
    *
-   * In `sharded` mode a request whose key falls in a slot another replica
-   * holds is dropped on this one: every replica runs the source, and each
-   * reconciles the requests of its own slots. A source that only one
-   * replica can read should call `manager.enqueue` on every replica, or run
-   * the controller in `leader` mode.
+   * Every replica reads the sources, whatever the mode. In `leader` mode a
+   * standby queues what it reads and works it once it leads. In `sharded`
+   * mode a request whose key falls in a slot another replica holds is
+   * dropped on this one, and the replica holding the slot reconciles it
+   * from its own reading of the source. So a source every replica sees (a
+   * timer, a broadcast) suits every mode; a source that hands each item to
+   * one reader (a queue with competing consumers) would lose items to a
+   * standby or to the wrong replica: read it in a runnable that runs on the
+   * leader (`needsLeader`, the default) and pass its requests to
+   * `manager.enqueue` of a `leader` controller.
    *
    * ```ts
    * async function* everyMinute(signal: AbortSignal) {
