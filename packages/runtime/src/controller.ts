@@ -21,3 +21,6 @@ export { RingMemberFencedError } from "./manager/ring-member-fenced-error.js";
 export { UnboundTokenError } from "./plugin/unbound-token-error.js";
 export { EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";
+export { RelatedObjects, CONTROLLER_OWNER_INDEX, controllerOwnerUid } from "./reconcile/related-objects.js";
+export type { RelatedObjectsOptions } from "./reconcile/related-objects.js";
+export type { TriggerDeclaration } from "./reconcile/trigger-source.js";

@@ -30,10 +30,16 @@ export type { Result } from "./reconcile/result.js";
 export { CleanupResult } from "./reconcile/cleanup-result.js";
 export { ErrorResult } from "./reconcile/error-result.js";
 export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcile/reconciler.js";
-export type { ControllerBuilder, WatchOptions } from "./builder/controller-builder.js";
+export type {
+  ControllerBuilder,
+  WatchOptions,
+  ForOptions,
+  OwnsOptions,
+} from "./builder/controller-builder.js";
+export type { TriggerSource, TriggerOptions, RequestEmitter } from "./reconcile/trigger-source.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
-export { enqueueForObject, enqueueForOwner } from "./handler/event-handler.js";
+export { enqueueForObject, enqueueForOwner, enqueueForEveryOwner } from "./handler/event-handler.js";
 export { requestOf } from "./reconcile/request.js";
 export type { MapContext, MapToRequests } from "./handler/event-handler.js";
 export { TerminalError } from "@tessera/workqueue";

@@ -147,7 +147,12 @@ describe("the configuration schema", () => {
       >,
       true satisfies Equal<
         ControllerConfig,
-        { mode?: "leader" | "sharded" | "every-replica"; concurrency?: number; reconcileTimeoutMs?: number }
+        {
+          mode?: "leader" | "sharded" | "every-replica";
+          concurrency?: number;
+          reconcileTimeoutMs?: number;
+          maxIntervalMs?: number;
+        }
       >,
       true satisfies Equal<Pick<ManagerConfig, "kubeconfig">, { kubeconfig?: string }>,
     ];

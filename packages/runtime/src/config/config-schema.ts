@@ -291,6 +291,13 @@ export const managerConfigSchema = {
             "x-optional": true,
             description: "Per-reconcile timeout, 0 for none; absent: the declaration's, else 0.",
           },
+          maxIntervalMs: {
+            type: "integer",
+            minimum: 0,
+            "x-optional": true,
+            description:
+              "The resync floor: each object of the primary kind is reconciled at least this often, spread over the period (0: never); absent: the declaration's, else 36000000 (10 h).",
+          },
         },
       },
     },

@@ -9,7 +9,7 @@ import {
 } from "@tessera/core";
 import type { HandlerRegistration, SharedIndexInformer } from "@tessera/informers";
 import { DeletedFinalStateUnknown } from "@tessera/reflector";
-import { type KubeObject, type Reader } from "@tessera/client";
+import { metadataOf, type KubeObject, type Reader } from "@tessera/client";
 import {
   defaultControllerRateLimiter,
   LOW_PRIORITY,
@@ -35,12 +35,20 @@ import type { Reconciler, ReconcileContext } from "./reconciler.js";
 import type { Result } from "./result.js";
 import type { ErrorResult } from "./error-result.js";
 import { requestFromKey, requestKey, type Request } from "./request.js";
+import { RelatedObjects } from "./related-objects.js";
+import { consumeTrigger, requestProblem, type TriggerDeclaration } from "./trigger-source.js";
 
 /** One informer feeding the controller's queue, and how its objects become requests. */
 export interface ControllerSource {
   readonly informer: SharedIndexInformer<KubeObject>;
   readonly toRequests: MapToRequests;
   readonly predicates: readonly Predicate[];
+  /**
+   * Re-deliver every cached object of the source once per period (the
+   * informer's bucketed resync), past the predicates: the primary's resync
+   * floor. 0 or absent: never.
+   */
+  readonly resyncPeriodMs?: number;
 }
 
 /** What a {@link Controller} is built from; the manager fills it from a controller's definition. */
@@ -52,6 +60,12 @@ export interface ControllerRunOptions<T extends KubeObject> extends Instrumentat
   current?: (key: string) => T | undefined;
   /** Every informer whose events enqueue requests, the primary's first. */
   sources: readonly ControllerSource[];
+  /** Requests from outside the watched kinds (`triggers(source)`), read while the controller watches. */
+  triggers?: readonly TriggerDeclaration[];
+  /** The primary objects cached (what {@link Controller.reconcileAll} enqueues). Default: the primary informer's. */
+  listPrimary?: () => readonly KubeObject[];
+  /** What `ctx.owned` and `ctx.related` read. Absent: they read `reader` and know no owned kind. */
+  related?: RelatedObjects;
   reconciler: Reconciler<T>;
   /**
    * What mapping functions read (their `context.client`): the manager's
@@ -103,6 +117,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly metrics: ControllerMetrics;
   private readonly instrumentation: Instrumentation;
   private registrations: HandlerRegistration[] = [];
+  /** What `ctx.owned` and `ctx.related` read through. */
+  private readonly related: RelatedObjects;
   private pool: WorkerPool<string> | undefined;
   /** Start times (clock ms) of the reconciles running now, by key. */
   private readonly started = new Map<string, number>();
@@ -148,6 +164,49 @@ export class Controller<T extends KubeObject = KubeObject> {
       signal: this.stopping.signal,
       logger: this.logger,
     });
+    this.related =
+      options.related ??
+      new RelatedObjects({
+        controller: options.name,
+        reader: this.mapContext.client,
+        owned: [],
+        declared: [],
+      });
+  }
+
+  /**
+   * Queues `request` as an event would, unless this replica may not work on
+   * it (a sharded controller's key of a slot another replica holds: dropped
+   * here, the replica holding it reconciles the object on its own events and
+   * resyncs). Returns whether it was queued. Throws a TypeError for a value
+   * that is no request.
+   */
+  enqueue(request: Request): boolean {
+    const problem = requestProblem(request);
+    if (problem) throw new TypeError(`controller ${this.name}: enqueue: ${problem}`);
+    const key = requestKey({ namespace: request.namespace ?? "", name: request.name });
+    if (this.options.admit && !this.options.admit(key)) return false;
+    this.queue.add(key, { priority: NORMAL_PRIORITY });
+    return true;
+  }
+
+  /**
+   * Queues every cached object of the primary kind (kube-rs's
+   * `reconcile_all_on`), at low priority so live events go first. In
+   * `sharded` mode, the objects of this replica's slots. Returns how many
+   * were queued.
+   */
+  reconcileAll(): number {
+    const objects = this.options.listPrimary?.() ?? this.options.primary.lister.list();
+    let queued = 0;
+    for (const object of objects) {
+      const meta = metadataOf(object);
+      const key = requestKey({ namespace: meta.namespace ?? "", name: meta.name ?? "" });
+      if (this.options.admit && !this.options.admit(key)) continue;
+      this.queue.add(key, { priority: LOW_PRIORITY });
+      queued++;
+    }
+    return queued;
   }
 
   /**
@@ -162,8 +221,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.registrations = this.options.sources.map((source, index) =>
       source.informer.addEventHandler(this.handlerFor(source), {
         name: `${this.name}-${index === 0 ? "for" : `watch-${index}`}`,
+        ...(source.resyncPeriodMs ? { resyncPeriodMs: source.resyncPeriodMs } : {}),
       }),
     );
+    for (const trigger of this.options.triggers ?? []) {
+      void consumeTrigger(
+        trigger,
+        (request) => void this.enqueue(request),
+        this.stopping.signal,
+        withFields(this.logger, { source: "trigger" }),
+      );
+    }
   }
 
   /** True once every source informer synced and handed its initial list to this controller. */
@@ -269,8 +337,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     return {
       onAdd: (object: KubeObject, initial: boolean) =>
         pass({ type: "create", object }) ? map(object, initial) : undefined,
-      onUpdate: (oldObject: KubeObject, newObject: KubeObject) =>
-        pass({ type: "update", oldObject, newObject }) ? map(newObject, false) : undefined,
+      // A resync (the same object twice) is the resync floor: past the predicates, behind live events.
+      onUpdate: (oldObject: KubeObject, newObject: KubeObject) => {
+        const resync = Boolean(source.resyncPeriodMs) && oldObject === newObject;
+        return resync || pass({ type: "update", oldObject, newObject }) ? map(newObject, resync) : undefined;
+      },
       onDelete: (deleted: KubeObject | DeletedFinalStateUnknown<KubeObject>) => {
         const object = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
         return object && pass({ type: "delete", object }) ? map(object, false) : undefined;
@@ -307,6 +378,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       logger,
       attempt,
       current: () => (lookup ? lookup(key) : primary.lister.getByKey(key)),
+      owned: (kind) => this.related.owned(kind, ctx.current(), work.signal),
+      related: (kind, index, value) => this.related.related(kind, index, value, work.signal),
     };
     try {
       return await this.tracer.startActiveSpan(

@@ -1,5 +1,6 @@
 import type { Logger } from "@tessera/core";
 import type { KubeObject } from "@tessera/client";
+import type { Kind } from "../builder/kind.js";
 import type { Request } from "./request.js";
 import type { Result } from "./result.js";
 import type { CleanupResult } from "./cleanup-result.js";
@@ -19,6 +20,30 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
   readonly attempt: number;
   /** The primary object from the cache, or `undefined` once it is gone. */
   current(): T | undefined;
+  /**
+   * The children: the cached objects of `kind` whose controller owner
+   * (`ownerReference` with `controller: true`) is this object (JOSDK's
+   * `getSecondaryResources`). `kind` must be declared with `owns`: the
+   * runtime keeps an index of every owned kind by its controller owner's
+   * uid, so this is a lookup, never a LIST or a scan. Empty once the primary
+   * is gone.
+   *
+   * ```ts
+   * const configMaps = await ctx.owned(ConfigMaps);
+   * ```
+   */
+  owned<U extends KubeObject>(kind: Kind<U>): Promise<U[]>;
+  /**
+   * The cached objects of `kind` filed under `value` in the index `index`
+   * declared with `indexes` on `for`, `owns` or `watches`, e.g. the
+   * Secrets a Widget names. An index nobody declared fails with
+   * `IndexNotDeclared`, naming the fix.
+   *
+   * ```ts
+   * const widgets = await ctx.related(Widgets, "spec.secretName", "db-password");
+   * ```
+   */
+  related<U extends KubeObject>(kind: Kind<U>, index: string, value: string): Promise<U[]>;
 }
 
 /**

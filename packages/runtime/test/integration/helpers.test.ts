@@ -112,7 +112,8 @@ describe("operator helpers (real API server)", function () {
     });
     manager
       .controller()
-      .for(Widgets)
+      // The status write's own event must reconcile here: that second reconcile is the one that writes nothing.
+      .for(Widgets, { statusUpdates: "reconcile" })
       .complete(async (_request, ctx) => {
         const widget = ctx.current();
         if (!widget) return;

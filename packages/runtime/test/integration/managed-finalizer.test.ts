@@ -164,6 +164,8 @@ describe("managed finalizers (real API server)", function () {
       logger: silentLogger,
       attempt: 1,
       current: () => stale,
+      owned: () => Promise.resolve([]),
+      related: () => Promise.resolve([]),
     };
     let reconciles = 0;
     const reconcile = () => void reconciles++;
