@@ -1,4 +1,4 @@
-import type { KubeObject } from "@tessera/client";
+import type { KubeObject, StatusCause } from "@tessera/client";
 import type { AdmissionOperation } from "./webhook-definition.js";
 import { WebhookRequestError } from "./webhook-request-error.js";
 
@@ -35,15 +35,6 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
   readonly dryRun?: boolean;
   /** The operation's options (CreateOptions, UpdateOptions, DeleteOptions). */
   readonly options?: Readonly<Record<string, unknown>>;
-}
-
-/** A field of the object and what is wrong with it, as the API server's `Invalid` errors list them. */
-export interface StatusCause {
-  /** Machine-readable: `FieldValueInvalid`, `FieldValueRequired`, ... (default `FieldValueInvalid`). */
-  readonly reason?: string;
-  readonly message: string;
-  /** The field's path, e.g. `spec.replicas`. */
-  readonly field?: string;
 }
 
 /** The `result` of a refused admission: a metav1.Status in short. */
