@@ -199,7 +199,7 @@ describe("AdmissionHandler", () => {
         return on.for(Widgets);
       }
       validateCreate(_: Widget, ctx: AdmissionContext<Widget>) {
-        seen.push(ctx as AdmissionContext);
+        seen.push(ctx);
       }
     }
     await handler(new Recording(), "validate").review(
@@ -241,7 +241,7 @@ describe("AdmissionHandler", () => {
       else {
         assert.equal(response.allowed, false);
         assert.equal(response.status?.code, 504);
-        assert.match(response.status!.message!, /did not answer within 9000 ms/);
+        assert.match(response.status.message!, /did not answer within 9000 ms/);
       }
     });
   }
@@ -261,7 +261,7 @@ describe("AdmissionHandler", () => {
     );
     assert.equal(response.allowed, false);
     assert.equal(response.status?.code, 500);
-    assert.match(response.status!.message!, /Widget webhook failed: the quota service is down/);
+    assert.match(response.status.message!, /Widget webhook failed: the quota service is down/);
   });
 
   it("the deadline leaves the API server a margin: a second, or a fifth below five seconds", () => {

@@ -4,7 +4,7 @@ import type { KubeObject } from "@tessera/client";
 import type { ControllerBuilder } from "../builder/controller-builder.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import type { AnyAdmissionWebhookPlugin } from "../webhook/admission-webhook-plugin.js";
-import type { Conversion } from "../webhook/conversion.js";
+import type { AnyConversion } from "../webhook/conversion.js";
 import type { Token } from "./tokens.js";
 
 /**
@@ -53,4 +53,4 @@ export type Plugin<P extends readonly unknown[] = never[]> =
   | PluginClass<ManagedRunnable, P>
   | ContainerModule
   | ManagedRunnable
-  | Conversion<never>;
+  | AnyConversion;

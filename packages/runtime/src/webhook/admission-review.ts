@@ -75,7 +75,7 @@ const OPERATIONS: ReadonlySet<string> = new Set(["CREATE", "UPDATE", "DELETE", "
  * 400) saying what is wrong; never anything else, whatever the input.
  */
 export function decodeAdmissionReview(body: string): AdmissionRequest {
-  const review = parseJsonObject(body, "AdmissionReview");
+  const review = parseJsonObject(body, "an AdmissionReview");
   if (review["apiVersion"] !== ADMISSION_REVIEW_API_VERSION || review["kind"] !== "AdmissionReview") {
     throw new WebhookRequestError(
       400,
@@ -129,11 +129,11 @@ export function parseJsonObject(body: string, what: string): Record<string, unkn
   } catch (error) {
     throw new WebhookRequestError(
       400,
-      `the body is not JSON (${(error as Error).message}); expected a ${what}`,
+      `the body is not JSON (${(error as Error).message}); expected ${what}`,
     );
   }
   if (!isObject(parsed)) {
-    throw new WebhookRequestError(400, `the body is JSON ${describe(parsed)}, not a ${what} object`);
+    throw new WebhookRequestError(400, `the body is JSON ${describe(parsed)}, not ${what} object`);
   }
   return parsed;
 }
