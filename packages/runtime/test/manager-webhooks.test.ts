@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { KubeConfig } from "@kubernetes/client-node";
-import { silentLogger } from "@tessera/core";
+import { silentLogger, SystemClock } from "@tessera/core";
 import {
   Admission,
   Manager,
@@ -12,7 +12,7 @@ import {
 } from "../src/index.js";
 import type { CertificateSource, ServingCertificate } from "../src/server.js";
 import { selfSignedCertificate } from "../src/server.js";
-import { SystemClock } from "@tessera/core";
+
 import { tankConversion } from "./support/tanks.js";
 
 // How the manager takes webhook plugins and conversions: built by injection,
