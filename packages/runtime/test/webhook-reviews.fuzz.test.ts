@@ -184,7 +184,7 @@ const careless = new CarelessWebhook();
 const handlers = (["mutate", "validate"] as const).map(
   (type) =>
     new AdmissionHandler({
-      plugin: careless as never,
+      plugin: careless,
       definition: webhookDefinitionOf(careless) as AdmissionWebhookDefinition,
       type,
       clock: new FakeClock(),
