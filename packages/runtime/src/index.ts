@@ -10,7 +10,9 @@
  * every built-in kind, the helpers and the errors. The rest sits behind
  * subpaths named for what they hold: `/predicates`, `/server`, `/config`,
  * `/validation`, `/controller` (the controller loop and its parts) and
- * `/codegen` (what `tessera generate` reads).
+ * `/codegen` (what `tessera generate` reads). Admission webhooks and
+ * conversions are written with what this entry point exports; their server
+ * and review decoding are in `/server`.
  */
 export { Manager } from "./manager/manager.js";
 export type { ManagerOptions } from "./manager/manager-options.js";
@@ -37,6 +39,24 @@ export type {
   OwnsOptions,
 } from "./builder/controller-builder.js";
 export type { TriggerSource, TriggerOptions, RequestEmitter } from "./reconcile/trigger-source.js";
+export type {
+  AdmissionWebhookPlugin,
+  AnyAdmissionWebhookPlugin,
+  AdmissionContext,
+  ValidationOutcome,
+} from "./webhook/admission-webhook-plugin.js";
+export type { WebhookBuilder, WebhookOptions } from "./webhook/webhook-builder.js";
+export { Admission } from "./webhook/admission-result.js";
+export type { AdmissionResult, DenyOptions, FieldCause } from "./webhook/admission-result.js";
+export type {
+  AdmissionReview,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionStatus,
+  AdmissionUserInfo,
+} from "./webhook/admission-review.js";
+export { defineConversion } from "./webhook/conversion.js";
+export type { AnyConversion, Conversion, SpokeConversion, SpokeConversions } from "./webhook/conversion.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
 export { enqueueForObject, enqueueForOwner, enqueueForEveryOwner } from "./handler/event-handler.js";

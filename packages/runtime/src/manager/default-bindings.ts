@@ -10,6 +10,7 @@ import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
 import { ShardedKinds } from "./sharded-kinds.js";
+import { FileCertificateSource } from "../webhook/file-certificate-source.js";
 import { token, Tokens, type Token } from "../plugin/tokens.js";
 import type { ManagerOptions } from "./manager-options.js";
 
@@ -46,6 +47,7 @@ export function bindDefaults(
   bindConstants(container, config, kubeConfig, options);
   bindInformerFactory(container);
   bindClients(container);
+  bindWebhookCertificateSource(container);
   let recorder: KubeEventRecorder | undefined;
   container
     .bind(Tokens.EventRecorder)
@@ -113,13 +115,48 @@ function bindInformerFactory(container: Container): void {
     .inSingletonScope();
 }
 
+/**
+ * The webhook server's certificate: the files of `webhook.certDir`. Without
+ * it, resolving fails with what to set (only a manager with webhooks asks).
+ */
+function bindWebhookCertificateSource(container: Container): void {
+  container
+    .bind(Tokens.WebhookCertificateSource)
+    .toDynamicValue((ctx) => {
+      const certDir = use(ctx, Tokens.Config).webhook.certDir;
+      if (certDir === undefined) {
+        throw new Error(
+          "webhook: the webhook server has no certificate: set webhook.certDir (TESSERA_WEBHOOK_CERT_DIR) to a directory " +
+            "holding tls.crt and tls.key (a mounted kubernetes.io/tls Secret), or bind Tokens.WebhookCertificateSource",
+        );
+      }
+      return new FileCertificateSource({
+        certDir,
+        clock: use(ctx, Tokens.Clock),
+        logger: withFields(use(ctx, Tokens.Logger), { component: "webhook" }),
+      });
+    })
+    .inSingletonScope();
+}
+
 /** The shared transport, the direct and the cached client, and the RestMapper. */
 function bindClients(container: Container): void {
   container
     .bind(Transport)
-    .toDynamicValue(
-      (ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig), { meter: use(ctx, Tokens.Meter) }),
-    )
+    .toDynamicValue((ctx) => {
+      const logger = withFields(use(ctx, Tokens.Logger), { component: "client" });
+      return new KubeTransport(use(ctx, Tokens.KubeConfig), {
+        meter: use(ctx, Tokens.Meter),
+        // As client-go's default WarningHandler: each warning the API server sends is logged.
+        onWarning: (warning, context) =>
+          logger.warn(`the API server warned: ${warning}`, {
+            verb: context.verb,
+            resource: context.resource,
+            ...(context.namespace !== undefined ? { namespace: context.namespace } : {}),
+            ...(context.name !== undefined ? { name: context.name } : {}),
+          }),
+      });
+    })
     .inSingletonScope();
   container
     .bind(Tokens.ApiClient)
