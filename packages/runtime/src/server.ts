@@ -30,5 +30,13 @@ export { withAuthenticationAndAuthorization } from "./server/authenticated-handl
 export type { AuthenticationAndAuthorizationOptions } from "./server/authenticated-handler.js";
 export { readServingCertificate } from "./server/serving-certificate.js";
 export type { ServingCertificate } from "./server/serving-certificate.js";
-export { selfSignedCertificate } from "./server/self-signed-certificate.js";
-export type { SelfSignedCertificateOptions } from "./server/self-signed-certificate.js";
+export {
+  selfSignedCertificate,
+  certificateAuthority,
+  signedCertificate,
+} from "./server/self-signed-certificate.js";
+export type {
+  SelfSignedCertificateOptions,
+  CertificateAuthorityOptions,
+  SignedCertificateOptions,
+} from "./server/self-signed-certificate.js";
