@@ -1,7 +1,9 @@
+import { isForbidden } from "@tessera/client";
+
 /**
  * A read or write of the webhook certificate's objects failed: the Secret,
  * a webhook configuration or a CRD. Says which object and verb, what the
- * operator needs (RBAC), and keeps the API error as its cause.
+ * operator needs when RBAC refused it, and keeps the API error as its cause.
  */
 export class WebhookCertificateError extends Error {
   override name = "WebhookCertificateError";
@@ -16,8 +18,10 @@ export class WebhookCertificateError extends Error {
     cause: unknown,
   ) {
     super(
-      `webhook certificates: cannot ${verb} ${resource} ${object}: ${cause instanceof Error ? cause.message : String(cause)}; ` +
-        `the operator needs ${verb} on ${resource} (see docs/how-to/webhook-certificates.md, RBAC)`,
+      `webhook certificates: cannot ${verb} ${resource} ${object}: ${cause instanceof Error ? cause.message : String(cause)}` +
+        (isForbidden(cause)
+          ? `; the operator needs ${verb} on ${resource} (see docs/how-to/webhook-certificates.md, RBAC)`
+          : ""),
       { cause },
     );
   }
