@@ -128,7 +128,7 @@ describe("Webhook certificates in a Secret (real API server)", function () {
     const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });
     const secret = await client.get(Secrets, { namespace: ns, name: secretName });
     assert.equal(secret?.type, "kubernetes.io/tls");
-    const ca = Buffer.from(secret!.data!["ca.crt"]!, "base64").toString();
+    const ca = Buffer.from(secret.data!["ca.crt"]!, "base64").toString();
     const caCert = new X509Certificate(ca);
     const servers = [await serveFrom(a.source), await serveFrom(b.source)];
     for (const { server } of servers) stops.push(() => void server.close());
@@ -147,7 +147,7 @@ describe("Webhook certificates in a Secret (real API server)", function () {
     );
 
     // A replica started later reads the Secret and writes nothing.
-    const rv = secret!.metadata!.resourceVersion;
+    const rv = secret.metadata!.resourceVersion;
     const c = replica(ns);
     await until(() => c.source.current() !== undefined, 30_000, "the third replica");
     assert.equal(c.source.current()!.certPem, a.source.current()!.certPem);
