@@ -204,6 +204,13 @@ export const managerConfigSchema = {
         },
       },
     },
+    webhookBindAddress: {
+      type: "string",
+      pattern: "^(0|[^\\s:]*:[0-9]{1,5})$",
+      default: ":9443",
+      description:
+        'The webhook server (HTTPS; admission and conversion webhooks, on every replica), started only when webhooks are registered: "host:port", ":port", or "0" to turn it off.',
+    },
     webhook: {
       type: "object",
       additionalProperties: false,

@@ -22,7 +22,8 @@ export function secretCertificateSource(
   const client = get(Tokens.ApiClient);
   const logger = withFields(get(Tokens.Logger), { component: "webhook-certificates" });
   const names = webhookResourceNames(config.name);
-  const { extraHosts, servingValidityMs, caValidityMs, overlapMs, pollIntervalMs } = config.webhook.certificates;
+  const { extraHosts, servingValidityMs, caValidityMs, overlapMs, pollIntervalMs } =
+    config.webhook.certificates;
   return new SecretCertificateSource({
     client,
     namespace: config.namespace,

@@ -13,19 +13,21 @@ import { SystemClock } from "@tessera/core";
 import { CapturingLogger } from "@tessera/core/testing";
 import {
   ApiClient,
+  ConfigMaps,
   CustomResourceDefinitions,
   Secrets,
   ValidatingWebhookConfigurations,
 } from "@tessera/client";
-import type { V1ValidatingWebhookConfiguration } from "@kubernetes/client-node";
-import { installCrds, simpleCrd, useControlPlane } from "@tessera/testenv";
+import type { V1ConfigMap, V1ValidatingWebhookConfiguration } from "@kubernetes/client-node";
+import { eventually, freePort, installCrds, simpleCrd, useControlPlane } from "@tessera/testenv";
 import { certificateAuthority, type ServingCertificate } from "../../src/server.js";
 import { CaBundleInjector } from "../../src/webhook/ca-bundle-injector.js";
 import {
   SecretCertificateSource,
   type SecretCertificateSourceOptions,
 } from "../../src/webhook/secret-certificate-source.js";
-import { webhookResourceNames } from "../../src/webhook/webhook-definition.js";
+import { admissionWebhookPath, webhookResourceNames } from "../../src/webhook/webhook-definition.js";
+import { Admission, Manager, type AdmissionWebhookPlugin, type WebhookBuilder } from "../../src/index.js";
 import { createNamespace } from "./support/widget-cluster.js";
 
 /** An HTTPS server on 127.0.0.1 serving `source`'s certificate, swapped in on every change. */
@@ -328,7 +330,85 @@ describe("Webhook certificates in a Secret (real API server)", function () {
       [newerB64, newerB64],
     );
   });
+
+  it("serves a manager's webhook from the Secret by default, its CA bundle injected, so the API server calls it", async () => {
+    const ns = await createNamespace(env.cp, "certs-manager");
+    const name = `certs-${ns}`;
+    const port = await freePort();
+    const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });
+    const names = webhookResourceNames(name);
+    // Created before the manager, without a caBundle, as `tessera generate` writes it.
+    const configuration = validatingConfiguration(names.validatingConfiguration);
+    configuration.webhooks = [
+      {
+        ...configuration.webhooks![0]!,
+        clientConfig: { url: `https://127.0.0.1:${port}${admissionWebhookPath("validate", ConfigMaps)}` },
+        rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"] }],
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } },
+        failurePolicy: "Fail",
+      },
+    ];
+    await client.create(ValidatingWebhookConfigurations, configuration);
+    stops.push(async () => {
+      await client.delete(ValidatingWebhookConfigurations, { name: names.validatingConfiguration });
+    });
+    const manager = await Manager.create({
+      config: {
+        name,
+        namespace: ns,
+        logLevel: "error",
+        healthBindAddress: "0",
+        metricsBindAddress: "0",
+        webhookBindAddress: `127.0.0.1:${port}`,
+        webhook: { certificates: { extraHosts: ["127.0.0.1"], pollIntervalMs: 1000 } },
+      },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+    });
+    manager.register(NoForbiddenKey);
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    stops.push(async () => {
+      stop.abort();
+      await running;
+    });
+    const { webhook } = await manager.endpoints();
+    assert.equal(webhook?.port, port, "the webhook server listens once the Secret's certificate is loaded");
+    await eventually(
+      "the CA bundle injected",
+      async () => {
+        const injected = await client.get(ValidatingWebhookConfigurations, {
+          name: names.validatingConfiguration,
+        });
+        return injected?.webhooks?.[0]?.clientConfig.caBundle !== undefined;
+      },
+      30_000,
+    );
+    const secret = await client.get(Secrets, { namespace: ns, name: names.secret });
+    assert.equal(
+      Buffer.from(secret!.data!["ca.crt"]!, "base64").toString("base64"),
+      (await client.get(ValidatingWebhookConfigurations, { name: names.validatingConfiguration }))!
+        .webhooks![0]!.clientConfig.caBundle,
+    );
+    await assert.rejects(
+      client.create(ConfigMaps, { metadata: { name: "bad", namespace: ns }, data: { forbidden: "x" } }),
+      /denied the request: the key "forbidden" is not allowed/,
+    );
+    await client.create(ConfigMaps, { metadata: { name: "good", namespace: ns }, data: { fine: "x" } });
+  });
 });
+
+/** Denies a ConfigMap with the key `forbidden`. */
+class NoForbiddenKey implements AdmissionWebhookPlugin<V1ConfigMap> {
+  webhook(on: WebhookBuilder) {
+    return on.for(ConfigMaps);
+  }
+  validateCreate(configMap: V1ConfigMap) {
+    return configMap.data?.["forbidden"] !== undefined
+      ? Admission.deny('the key "forbidden" is not allowed')
+      : Admission.allow();
+  }
+}
 
 /** A ValidatingWebhookConfiguration with `count` webhooks, for a resource nobody creates (the API server never calls them). */
 function validatingConfiguration(name: string, count = 1): V1ValidatingWebhookConfiguration {
