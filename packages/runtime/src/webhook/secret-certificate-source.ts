@@ -70,6 +70,7 @@ export class SecretCertificateSource implements CertificateSource {
   private readonly listeners = new Set<(certificate: ServingCertificate) => void>();
   private served: ServingCertificate | undefined;
   private certificates: WebhookCertificates | undefined;
+  private lastProblem: string | undefined = "the Secret not read yet";
 
   constructor(private readonly options: SecretCertificateSourceOptions) {
     this.rotation = {
@@ -91,6 +92,11 @@ export class SecretCertificateSource implements CertificateSource {
 
   current(): ServingCertificate | undefined {
     return this.served;
+  }
+
+  /** Why no certificate is served yet (the last read or write that failed); undefined once one is. */
+  problem(): string | undefined {
+    return this.served ? undefined : this.lastProblem;
   }
 
   /** The CA bundle clients must trust now (PEM), once the Secret was read. */
@@ -123,7 +129,8 @@ export class SecretCertificateSource implements CertificateSource {
         );
       } catch (error) {
         if (signal.aborted) break;
-        logger.error(toError(error).message, { secret: this.secretRef() });
+        this.lastProblem = toError(error).message;
+        logger.error(this.lastProblem, { secret: this.secretRef() });
       }
       await sleep(clock, waitMs, signal);
     }
