@@ -20,7 +20,7 @@ export type ControllerConfig = ManagerConfig["controllers"][string];
 export type ManagerConfigInput = DeepPartial<ManagerConfig>;
 
 /** `T` with every field of every nested object optional; lists stay whole. */
-type DeepPartial<T> = {
+export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends readonly unknown[]
     ? T[K]
     : T[K] extends Record<string, unknown>

@@ -150,7 +150,9 @@ export class SecretCertificateSource implements CertificateSource {
       const plan = planRotation(held && rotationFacts(held, this.hosts), clock.wallTime(), this.rotation);
       if (plan.step === undefined) return { certificates: held!, dueAt: plan.dueAt };
       if (attempt > WRITE_ATTEMPTS) {
-        if (held) return { certificates: held, dueAt: clock.wallTime() };
+        // Served as read; the step is tried again at the next read.
+        if (held)
+          return { certificates: held, dueAt: new Date(clock.wallTime().getTime() + this.pollIntervalMs) };
         throw new Error(
           `webhook certificates: the Secret ${this.secretRef()} changed under every one of ${WRITE_ATTEMPTS} writes; trying again at the next read`,
         );
