@@ -5,7 +5,9 @@ import { strict as assert } from "node:assert";
 import { X509Certificate } from "node:crypto";
 import { createServer, request } from "node:https";
 import type { AddressInfo } from "node:net";
-import { FakeClock } from "@tessera/core/testing";
+import { CapturingLogger, FakeClock } from "@tessera/core/testing";
+import { FakeClient } from "../src/testing.js";
+import { SecretCertificateSource } from "../src/webhook/secret-certificate-source.js";
 import { certificateAuthority, signedCertificate } from "../src/server.js";
 import {
   checkRotationOptions,
@@ -246,3 +248,74 @@ describe("the webhook certificates' rotation schedule", () => {
     assert.ok(steps.filter((s) => s === "renew-serving").length >= 4);
   });
 });
+
+describe("SecretCertificateSource on a fake clock", () => {
+  it("two replicas on one store: one create, each rotation step written once, both serve the latest within a poll, and they sleep between reads", async () => {
+    const clock = new FakeClock({ wallTime: new Date("2026-01-01T00:00:00Z") });
+    const fake = new FakeClient({ clock });
+    const logger = new CapturingLogger();
+    const options = {
+      client: fake,
+      namespace: "ops",
+      secretName: "w-webhook-server-cert",
+      serviceName: "w-webhook-service",
+      servingValidityMs: 30 * MINUTE,
+      caValidityMs: 60 * MINUTE,
+      overlapMs: 5 * MINUTE,
+      pollIntervalMs: MINUTE,
+      clock,
+      logger,
+    };
+    const replica = () => new SecretCertificateSource(options);
+    assert.throws(
+      () =>
+        new SecretCertificateSource({
+          ...options,
+          extraHosts: ["*.example.com", "10.0.0.1", "Upper.example"],
+        }),
+      /extraHosts: "\*\.example\.com", "Upper\.example" is neither an IP address nor a lowercase DNS name/,
+    );
+    const replicas = [replica(), replica()];
+    const stop = new AbortController();
+    const runs = replicas.map((r) => r.run(stop.signal));
+    await clock.flush();
+    assert.ok(replicas.every((r) => r.current() !== undefined));
+    assert.equal(replicas[0]!.current()!.certPem, replicas[1]!.current()!.certPem);
+    assert.deepEqual(
+      fake.writes.map((w) => w.verb),
+      ["create"],
+      "the second replica read the first one's Secret",
+    );
+    assert.equal(clock.pendingTimers, 2, "each replica waits for its next read");
+
+    const steps = () =>
+      logger.lines.filter((l) => l.fields["step"] !== undefined).map((l) => l.fields["step"]);
+    for (let t = 0; t < 55 * MINUTE; t += MINUTE / 4) {
+      await clock.advance(MINUTE / 4);
+      assert.equal(clock.pendingTimers, 2, "no replica spins or stops");
+      const secret = fake.writes[fake.writes.length - 1]!.object as { data: Record<string, string> };
+      const bundle = Buffer.from(secret.data["ca.crt"]!, "base64").toString();
+      for (const r of replicas) {
+        const served = new X509Certificate(r.current()!.certPem);
+        assert.ok(
+          splitBundle(bundle).some((ca) => served.verify(ca.publicKey)),
+          "every replica serves a certificate from a CA of the bundle",
+        );
+      }
+    }
+    assert.deepEqual(
+      steps().filter((s) => s !== "renew-serving"),
+      ["create", "add-ca", "switch-ca", "retire-ca"],
+    );
+    assert.equal(fake.writes.length, steps().length, "each step written once");
+    assert.equal(replicas[0]!.current()!.certPem, replicas[1]!.current()!.certPem);
+    stop.abort();
+    await Promise.all(runs);
+  });
+});
+
+function splitBundle(pem: string): X509Certificate[] {
+  return (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? []).map(
+    (block) => new X509Certificate(block),
+  );
+}

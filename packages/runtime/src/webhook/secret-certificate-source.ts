@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { Secrets, isAlreadyExists, isConflict, type Client } from "@tessera/client";
 import { sleep, toError, type Clock, type Logger } from "@tessera/core";
 import type { V1Secret } from "@kubernetes/client-node";
@@ -48,6 +49,9 @@ export const DEFAULT_ROTATION: CertificateRotationOptions = {
   overlapMs: 3600_000,
 };
 
+/** A lowercase DNS name (RFC 1123 labels). */
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+
 /** A conflicting write is retried at once this many times before the source waits for its next read. */
 const WRITE_ATTEMPTS = 5;
 
@@ -81,6 +85,13 @@ export class SecretCertificateSource implements CertificateSource {
     this.pollIntervalMs = options.pollIntervalMs ?? 60_000;
     checkRotationOptions(this.rotation, this.pollIntervalMs);
     const { serviceName, namespace } = options;
+    // A name the certificate check could not match (a wildcard, capitals) would be renewed at every read.
+    const invalid = (options.extraHosts ?? []).filter((host) => !isIP(host) && !DNS_NAME.test(host));
+    if (invalid.length > 0) {
+      throw new TypeError(
+        `webhook.certificates.extraHosts: ${invalid.map((h) => JSON.stringify(h)).join(", ")} is neither an IP address nor a lowercase DNS name (no wildcards)`,
+      );
+    }
     this.hosts = [
       ...new Set([
         `${serviceName}.${namespace}.svc`,
