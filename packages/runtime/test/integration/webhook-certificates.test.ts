@@ -26,7 +26,12 @@ import {
   SecretCertificateSource,
   type SecretCertificateSourceOptions,
 } from "../../src/webhook/secret-certificate-source.js";
-import { admissionWebhookPath, webhookResourceNames } from "../../src/webhook/webhook-definition.js";
+import {
+  admissionWebhookPath,
+  webhookResourceNames,
+  type WebhookResourceNames,
+} from "../../src/webhook/webhook-definition.js";
+import type { ManagerConfig } from "../../src/config/manager-config.js";
 import { Admission, Manager, type AdmissionWebhookPlugin, type WebhookBuilder } from "../../src/index.js";
 import { createNamespace } from "./support/widget-cluster.js";
 
@@ -331,13 +336,27 @@ describe("Webhook certificates in a Secret (real API server)", function () {
     );
   });
 
-  it("serves a manager's webhook from the Secret by default, its CA bundle injected, so the API server calls it", async () => {
-    const ns = await createNamespace(env.cp, "certs-manager");
+  /**
+   * A manager serving NoForbiddenKey on a free port with the default (Secret)
+   * certificate source and `certificates` settings, and the
+   * ValidatingWebhookConfiguration that points the API server at it, created
+   * before the manager without a caBundle, as `tessera generate` writes it.
+   */
+  async function managerWithWebhook(
+    prefix: string,
+    certificates: Partial<ManagerConfig["webhook"]["certificates"]>,
+  ): Promise<{
+    ns: string;
+    port: number;
+    manager: Manager;
+    names: WebhookResourceNames;
+    logger: CapturingLogger;
+  }> {
+    const ns = await createNamespace(env.cp, prefix);
     const name = `certs-${ns}`;
     const port = await freePort();
     const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });
     const names = webhookResourceNames(name);
-    // Created before the manager, without a caBundle, as `tessera generate` writes it.
     const configuration = validatingConfiguration(names.validatingConfiguration);
     configuration.webhooks = [
       {
@@ -352,18 +371,19 @@ describe("Webhook certificates in a Secret (real API server)", function () {
     stops.push(async () => {
       await client.delete(ValidatingWebhookConfigurations, { name: names.validatingConfiguration });
     });
+    const logger = new CapturingLogger();
     const manager = await Manager.create({
       config: {
         name,
         namespace: ns,
-        logLevel: "error",
         healthBindAddress: "0",
         metricsBindAddress: "0",
         webhookBindAddress: `127.0.0.1:${port}`,
-        webhook: { certificates: { extraHosts: ["127.0.0.1"], pollIntervalMs: 1000 } },
+        webhook: { certificates: { extraHosts: ["127.0.0.1"], ...certificates } },
       },
       kubeConfig: env.cp.kubeConfig,
       env: {},
+      logger,
     });
     manager.register(NoForbiddenKey);
     const stop = new AbortController();
@@ -372,6 +392,12 @@ describe("Webhook certificates in a Secret (real API server)", function () {
       stop.abort();
       await running;
     });
+    return { ns, port, manager, names, logger };
+  }
+
+  it("serves a manager's webhook from the Secret by default, its CA bundle injected, so the API server calls it", async () => {
+    const { ns, port, manager, names } = await managerWithWebhook("certs-manager", { pollIntervalMs: 1000 });
+    const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });
     const { webhook } = await manager.endpoints();
     assert.equal(webhook?.port, port, "the webhook server listens once the Secret's certificate is loaded");
     await eventually(
@@ -395,6 +421,60 @@ describe("Webhook certificates in a Secret (real API server)", function () {
       /denied the request: the key "forbidden" is not allowed/,
     );
     await client.create(ConfigMaps, { metadata: { name: "good", namespace: ns }, data: { fine: "x" } });
+  });
+
+  it("rotates under a client creating objects through the API server in a loop: no admission failure", async function () {
+    // The API server keeps its connection to the webhook across certificate swaps, so this shows the whole
+    // path works through a rotation; the TLS test above, which opens a connection each time, is the one that
+    // catches a CA switched before its bundle was injected.
+    this.timeout(90_000);
+    const { ns, manager, names, logger } = await managerWithWebhook("certs-admit", {
+      servingValidityMs: 6_000,
+      caValidityMs: 15_000,
+      overlapMs: 2_000,
+      pollIntervalMs: 250,
+    });
+    assert.ok((await manager.endpoints()).webhook);
+    const client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });
+    await eventually(
+      "the CA bundle injected",
+      async () =>
+        (await client.get(ValidatingWebhookConfigurations, { name: names.validatingConfiguration }))
+          ?.webhooks?.[0]?.clientConfig.caBundle !== undefined,
+      30_000,
+    );
+    const secretCa = async () =>
+      (await client.get(Secrets, { namespace: ns, name: names.secret }))!.data!["ca-signer.crt"];
+    const firstCa = await secretCa();
+    const failures: string[] = [];
+    let created = 0;
+    let denied = 0;
+    const started = Date.now();
+    for (let i = 0; Date.now() - started < 17_000; i++) {
+      try {
+        await client.create(ConfigMaps, {
+          metadata: { name: `cm-${i}`, namespace: ns },
+          data: { n: String(i) },
+        });
+        created++;
+        // A denial proves the webhook was called, not skipped.
+        await client.create(ConfigMaps, {
+          metadata: { name: `bad-${i}`, namespace: ns },
+          data: { forbidden: "x" },
+        });
+        failures.push(`bad-${i} was admitted`);
+      } catch (error) {
+        if (/the key "forbidden" is not allowed/.test((error as Error).message)) denied++;
+        else failures.push(`${new Date().toISOString()}: ${(error as Error).message}`);
+      }
+    }
+    assert.deepEqual(failures, [], "no admission failure across the rotation");
+    assert.ok(created > 20 && denied === created, `created ${created}, denied ${denied}`);
+    assert.notEqual(await secretCa(), firstCa, "the CA was rotated");
+    const steps = logger.lines.map((l) => l.fields["step"]).filter((step) => step !== undefined);
+    for (const step of ["add-ca", "switch-ca", "retire-ca"]) {
+      assert.ok(steps.includes(step), `step ${step} taken (${steps.join(", ")})`);
+    }
   });
 });
 
