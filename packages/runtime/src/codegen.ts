@@ -10,7 +10,7 @@ export { BuilderError } from "./builder/builder-error.js";
 export type { Kind } from "./builder/kind.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
 export { WebhookBuilder } from "./webhook/webhook-builder.js";
-export type { WebhookOptions } from "./webhook/webhook-builder.js";
+export type { WebhookOptions, WebhookMethods } from "./webhook/webhook-builder.js";
 export { webhookDefinitionOf } from "./webhook/webhook-definition-of.js";
 export {
   admissionWebhookPath,

@@ -48,7 +48,7 @@ export type {
   AdmissionUserInfo,
 } from "./webhook/admission-review.js";
 export { defineConversion } from "./webhook/conversion.js";
-export type { Conversion, SpokeConversion, SpokeConversions } from "./webhook/conversion.js";
+export type { AnyConversion, Conversion, SpokeConversion, SpokeConversions } from "./webhook/conversion.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
 export { enqueueForObject, enqueueForOwner } from "./handler/event-handler.js";
