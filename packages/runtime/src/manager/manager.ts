@@ -12,7 +12,7 @@ import { Tokens, type Token } from "../plugin/tokens.js";
 import { HealthChecks } from "../server/health-checks.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
 import { ControllerFactory, type BuiltController } from "./controller-factory.js";
-import { bindDefaults, Transport } from "./default-bindings.js";
+import { bindDefaults, ConversionDefinitions, Transport } from "./default-bindings.js";
 import { wireHealthChecks } from "./health-wiring.js";
 import { LeaderWork } from "./leader-work.js";
 import type { ManagerOptions } from "./manager-options.js";
@@ -106,6 +106,9 @@ export class Manager implements Runnable, Syncable {
     this.container = container;
     this.config = config;
     this.plugins = new PluginRegistry(container);
+    container
+      .bind(ConversionDefinitions)
+      .toConstantValue(() => this.plugins.conversions().map((conversion) => conversion.definition));
   }
 
   /**
