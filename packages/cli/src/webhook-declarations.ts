@@ -1,0 +1,65 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { WebhookDefinition } from "@tessera/runtime/codegen";
+import { CliError } from "./cli-error.js";
+
+/** The module where a project lists its webhooks, relative to the project. */
+export const WEBHOOK_LIST_MODULE = "src/webhooks/index.ts";
+/** The name of the list it exports. */
+export const WEBHOOK_LIST = "webhooks";
+/** The function of `@tessera/runtime/codegen` that reads one listed webhook's declaration. */
+const DEFINITION_FUNCTION = "webhookDefinition";
+
+/**
+ * What the compiled project's webhooks declare: the `webhooks` export of
+ * `src/webhooks/index.ts` (compiled to dist/), each entry (an admission
+ * plugin class or a `defineConversion(...)`) read by the project's own
+ * `@tessera/runtime/codegen`, as the manager reads it, so that what is served
+ * and what the manifests register are the same.
+ */
+export async function readWebhookDeclarations(dir: string): Promise<WebhookDefinition[]> {
+  const index = join(dir, "dist", WEBHOOK_LIST_MODULE.replace(/\.ts$/, ".js"));
+  if (!existsSync(index)) {
+    throw new CliError(
+      `${WEBHOOK_LIST_MODULE} did not compile to ${index}: it lists the operator's webhooks, ` +
+        `e.g.\n  import { WidgetWebhook } from "./widget.js";\n  export const ${WEBHOOK_LIST} = [WidgetWebhook] as const;`,
+      1,
+    );
+  }
+  const require = createRequire(join(dir, "package.json"));
+  let runtimePath: string;
+  try {
+    runtimePath = require.resolve("@tessera/runtime/codegen");
+  } catch {
+    throw new CliError(`@tessera/runtime is not installed in ${dir}: run npm install first`);
+  }
+  const runtime = (await import(pathToFileURL(runtimePath).href)) as Record<string, unknown>;
+  const definitionOf = runtime[DEFINITION_FUNCTION];
+  if (typeof definitionOf !== "function") {
+    throw new CliError(
+      `the project's @tessera/runtime has no webhooks (no ${DEFINITION_FUNCTION} in @tessera/runtime/codegen): ` +
+        `update @tessera/runtime, or remove ${WEBHOOK_LIST_MODULE}`,
+    );
+  }
+  const listed = ((await import(pathToFileURL(index).href)) as Record<string, unknown>)[WEBHOOK_LIST];
+  if (!Array.isArray(listed)) {
+    throw new CliError(
+      `${WEBHOOK_LIST_MODULE} exports no \`${WEBHOOK_LIST}\` array: list the operator's webhook plugins and conversions there, ` +
+        `e.g. \`export const ${WEBHOOK_LIST} = [WidgetWebhook] as const;\` (main.ts registers them, generate writes their manifests)`,
+      1,
+    );
+  }
+  return listed.map((entry, i) => {
+    const at = `${WEBHOOK_LIST_MODULE}: ${WEBHOOK_LIST}[${i}]`;
+    if (entry === undefined) {
+      throw new CliError(`${at} is undefined (an import that does not resolve, or a cycle through index.ts?)`);
+    }
+    try {
+      return (definitionOf as (entry: unknown) => WebhookDefinition)(entry);
+    } catch (err) {
+      throw new CliError(`${at}: ${(err as Error).message}`);
+    }
+  });
+}
