@@ -1,16 +1,20 @@
 /**
  * @tessera/cli: the `tessera` command, and the same steps as functions:
  * scaffold an operator project from templates/ ({@link newProject}), add a
- * kind ({@link createApi}), and regenerate its CRDs, TypeScript types, ajv
- * validators and least-privilege RBAC from one schema per kind and the
- * controllers' declarations ({@link generate}).
+ * kind or a version of one ({@link createApi}), add webhooks
+ * ({@link createWebhook}), and regenerate its CRDs, TypeScript types, ajv
+ * validators, least-privilege RBAC and webhook manifests from one schema per
+ * kind and version and the controllers' and webhooks' declarations
+ * ({@link generate}).
  */
 export { buildProgram } from "./program.js";
 export { CliError } from "./cli-error.js";
 export { newProject } from "./new-project.js";
 export type { NewProjectOptions, NewProjectResult } from "./new-project.js";
 export { createApi } from "./create-api.js";
-export type { CreateApiOptions } from "./create-api.js";
+export type { CreateApiOptions, CreateApiResult } from "./create-api.js";
+export { createWebhook } from "./create-webhook.js";
+export type { CreateWebhookOptions } from "./create-webhook.js";
 export { generate } from "./generate.js";
 export type { GenerateOptions, GenerateResult } from "./generate.js";
 export { readKindSchema, structuralProblems } from "./schema-file.js";

@@ -10,12 +10,13 @@ export const WEBHOOK_LIST_MODULE = "src/webhooks/index.ts";
 /** The name of the list it exports. */
 export const WEBHOOK_LIST = "webhooks";
 /** The function of `@tessera/runtime/codegen` that reads one listed webhook's declaration. */
-const DEFINITION_FUNCTION = "webhookDefinition";
+const DEFINITION_FUNCTION = "webhookDefinitionOf";
 
 /**
  * What the compiled project's webhooks declare: the `webhooks` export of
  * `src/webhooks/index.ts` (compiled to dist/), each entry (an admission
- * plugin class or a `defineConversion(...)`) read by the project's own
+ * plugin class, read from its prototype without constructing it, so
+ * `webhook(on)` must not read fields; or a `defineConversion(...)`) read by the project's own
  * `@tessera/runtime/codegen`, as the manager reads it, so that what is served
  * and what the manifests register are the same.
  */
@@ -57,7 +58,9 @@ export async function readWebhookDeclarations(dir: string): Promise<WebhookDefin
       throw new CliError(`${at} is undefined (an import that does not resolve, or a cycle through index.ts?)`);
     }
     try {
-      return (definitionOf as (entry: unknown) => WebhookDefinition)(entry);
+      // A plugin class is read from its prototype, as reconcilers are: generate constructs nothing.
+      const plugin = typeof entry === "function" ? (entry as { prototype: unknown }).prototype : entry;
+      return (definitionOf as (plugin: unknown) => WebhookDefinition)(plugin);
     } catch (err) {
       throw new CliError(`${at}: ${(err as Error).message}`);
     }

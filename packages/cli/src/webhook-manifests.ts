@@ -18,12 +18,12 @@ export const CERT_MANAGER_OVERLAY_DIR = "deploy/overlays/cert-manager";
 /** Where the cert-manager overlay mounts the certificate Secret (controller-runtime's default directory). */
 export const MOUNTED_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
 /**
- * The runtime settings (environment) that make the webhook server read its
- * certificate from the mounted files instead of keeping its own Secret.
+ * The runtime setting (`webhook.certDir`, in the environment) that makes the
+ * webhook server read its certificate from the mounted files (`tls.crt`,
+ * `tls.key`) instead of keeping its own Secret.
  */
 export const MOUNTED_CERT_ENV: readonly { name: string; value: string }[] = [
-  { name: "TESSERA_WEBHOOK_CERT_FILE", value: `${MOUNTED_CERT_DIR}/tls.crt` },
-  { name: "TESSERA_WEBHOOK_KEY_FILE", value: `${MOUNTED_CERT_DIR}/tls.key` },
+  { name: "TESSERA_WEBHOOK_CERT_DIR", value: MOUNTED_CERT_DIR },
 ];
 
 /** Every file {@link webhookManifestFiles} may write, relative to the project. */
