@@ -38,7 +38,12 @@ export function findKind(dir: string, kind: string): ApiKind | undefined {
  * version becomes the stored one (the hub) instead, and the mark moves to it.
  * Schema files are edited as text, so their layout is kept.
  */
-export function addApiVersion(dir: string, existing: ApiKind, version: string, storage: boolean): AddedVersion {
+export function addApiVersion(
+  dir: string,
+  existing: ApiKind,
+  version: string,
+  storage: boolean,
+): AddedVersion {
   checkVersion(version);
   const { names } = existing;
   const same = existing.versions.find((v) => v.header.version === version);
@@ -73,7 +78,9 @@ export function addApiVersion(dir: string, existing: ApiKind, version: string, s
       }
     }
   }
-  const latest = [...existing.versions].sort((a, b) => compareVersions(a.header.version, b.header.version))[0]!;
+  const latest = [...existing.versions].sort((a, b) =>
+    compareVersions(a.header.version, b.header.version),
+  )[0]!;
   const latestPath = renamed.find(([from]) => join(dir, from) === latest.file)?.[1];
   const text = readFileSync(latestPath ? join(dir, latestPath) : latest.file, "utf8");
   writeFileSync(target, withHeader(text, target, { version, storage: storage ? true : undefined }));
@@ -87,26 +94,40 @@ export function addApiVersion(dir: string, existing: ApiKind, version: string, s
  * The schema text with its `x-tessera` header's `version` replaced and its
  * `storage` mark set (true) or removed (undefined), leaving the rest as written.
  */
-function withHeader(text: string, file: string, change: { version?: string; storage?: true | undefined }): string {
+function withHeader(
+  text: string,
+  file: string,
+  change: { version?: string; storage?: true | undefined },
+): string {
   const match = /"x-tessera"\s*:\s*\{[^{}]*\}/.exec(text);
   if (!match) {
-    throw new CliError(`${file}: no flat "x-tessera": { ... } header to edit; add the version's file by hand`);
+    throw new CliError(
+      `${file}: no flat "x-tessera": { ... } header to edit; add the version's file by hand`,
+    );
   }
   let header = match[0];
-  if (change.version !== undefined) header = header.replace(/("version"\s*:\s*)"[^"]*"/, `$1"${change.version}"`);
+  if (change.version !== undefined)
+    header = header.replace(/("version"\s*:\s*)"[^"]*"/, `$1"${change.version}"`);
   // Drop any storage mark, with the comma that joined it to its neighbour.
   header = header
     .replace(/,(\s*)"storage"\s*:\s*(true|false)(\s*)\}$/, "$3}")
     .replace(/"storage"\s*:\s*(true|false)\s*,\s*/, "");
   if (change.storage) {
     // After the version, on a line of its own when the header is one key per line.
-    header = header.replace(/("version"\s*:\s*"[^"]*")(,?)(\s*)/, (_, version: string, comma: string, space: string) =>
-      space.includes("\n") ? `${version},${space}"storage": true${comma}${space}` : `${version}, "storage": true${comma}${space}`,
+    header = header.replace(
+      /("version"\s*:\s*"[^"]*")(,?)(\s*)/,
+      (_, version: string, comma: string, space: string) =>
+        space.includes("\n")
+          ? `${version},${space}"storage": true${comma}${space}`
+          : `${version}, "storage": true${comma}${space}`,
     );
   }
   return text.slice(0, match.index) + header + text.slice(match.index + match[0].length);
 }
 
 function rel(dir: string, path: string): string {
-  return path.slice(dir.length + 1).split("\\").join("/");
+  return path
+    .slice(dir.length + 1)
+    .split("\\")
+    .join("/");
 }

@@ -30,7 +30,8 @@ export function conversionsOf(
           `remove it, or add the kind's schemas`,
       );
     }
-    if (found.has(kind)) throw new CliError(`src/webhooks/index.ts lists two conversions for ${crd}; keep one`);
+    if (found.has(kind))
+      throw new CliError(`src/webhooks/index.ts lists two conversions for ${crd}; keep one`);
     const stored = kind.storage.header.version;
     const others = kind.versions.map((v) => v.header.version).filter((v) => v !== stored);
     if (webhook.hubVersion !== stored) {

@@ -75,8 +75,10 @@ export function createApi(options: CreateApiOptions): CreateApiResult {
           }),
     };
   }
-  if (options.storage) throw new CliError(`--storage is for adding a version to a kind the project has; ${options.kind} is new`);
-  if (options.group === undefined) throw new CliError("the project has no schema to take the group from; pass --group");
+  if (options.storage)
+    throw new CliError(`--storage is for adding a version to a kind the project has; ${options.kind} is new`);
+  if (options.group === undefined)
+    throw new CliError("the project has no schema to take the group from; pass --group");
   const version = options.version ?? "v1alpha1";
   checkGroup(options.group);
   checkVersion(version);

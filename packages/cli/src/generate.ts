@@ -151,7 +151,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     let controllers: ControllerDeclaration[];
     let webhooks: WebhookDefinition[] = [];
     try {
-      log(`compiling the project to read its controllers'${hasWebhookList ? " and webhooks'" : ""} declarations`);
+      log(
+        `compiling the project to read its controllers'${hasWebhookList ? " and webhooks'" : ""} declarations`,
+      );
       compileProject(work);
       controllers = await readControllerDeclarations(work, config.mode);
       if (hasWebhookList) webhooks = await readWebhookDeclarations(work);

@@ -112,9 +112,17 @@ export function groupKindVersions(schemas: readonly KindSchema[]): ApiKind[] {
           `  "x-tessera": { "group": "${first.header.group}", "version": "${first.header.version}", "kind": "${first.header.kind}", "storage": true }`,
       );
     }
-    kinds.push({ group: first.header.group, names: first.names, scope: first.header.scope, versions, storage });
+    kinds.push({
+      group: first.header.group,
+      names: first.names,
+      scope: first.header.scope,
+      versions,
+      storage,
+    });
   }
-  return kinds.sort((a, b) => a.names.singular.localeCompare(b.names.singular) || a.group.localeCompare(b.group));
+  return kinds.sort(
+    (a, b) => a.names.singular.localeCompare(b.names.singular) || a.group.localeCompare(b.group),
+  );
 }
 
 /**

@@ -113,12 +113,23 @@ export function buildProgram(): Command {
     .action(
       async (
         kind: string,
-        o: { group?: string; version?: string; storage?: boolean; plural?: string; dir: string; generate: boolean },
+        o: {
+          group?: string;
+          version?: string;
+          storage?: boolean;
+          plural?: string;
+          dir: string;
+          generate: boolean;
+        },
       ) => {
         const result = createApi({
           dir: o.dir,
           kind,
-          ...(o.group ? { group: o.group } : findKind(resolve(o.dir), kind) ? {} : { group: projectGroup(o.dir) }),
+          ...(o.group
+            ? { group: o.group }
+            : findKind(resolve(o.dir), kind)
+              ? {}
+              : { group: projectGroup(o.dir) }),
           ...(o.version ? { version: o.version } : {}),
           ...(o.storage ? { storage: true } : {}),
           ...(o.plural ? { plural: o.plural } : {}),
@@ -141,13 +152,22 @@ export function buildProgram(): Command {
     .argument("<Kind>", "a kind the project has, UpperCamelCase", (v: string) => v)
     .option("--defaulting", "a mutating webhook: default() fills fields in on create and update")
     .option("--validation", "a validating webhook: validateCreate() and validateUpdate() refuse objects")
-    .option("--conversion", "the conversion between the kind's versions, through the stored one (toHub/fromHub)")
+    .option(
+      "--conversion",
+      "the conversion between the kind's versions, through the stored one (toHub/fromHub)",
+    )
     .option("--dir <dir>", "the project's root", ".")
     .option("--no-generate", "do not run tessera generate afterwards")
     .action(
       async (
         kind: string,
-        o: { defaulting?: boolean; validation?: boolean; conversion?: boolean; dir: string; generate: boolean },
+        o: {
+          defaulting?: boolean;
+          validation?: boolean;
+          conversion?: boolean;
+          dir: string;
+          generate: boolean;
+        },
       ) => {
         const files = createWebhook({
           dir: o.dir,

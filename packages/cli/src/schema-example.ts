@@ -27,7 +27,8 @@ export function exampleOf(schema: SchemaNode, name = "example"): unknown {
       const out: Record<string, unknown> = {};
       const properties = schema["properties"];
       if (isObject(properties)) {
-        for (const [key, sub] of Object.entries(properties)) if (isObject(sub)) out[key] = exampleOf(sub, key);
+        for (const [key, sub] of Object.entries(properties))
+          if (isObject(sub)) out[key] = exampleOf(sub, key);
       }
       const additional = schema["additionalProperties"];
       if (isObject(additional)) out[`${name}-key`] = exampleOf(additional, `${name}-value`);

@@ -70,7 +70,9 @@ export function readKindSchema(file: string): KindSchema {
   }
   for (const key of ["storage", "served"] as const) {
     if (header[key] !== undefined && typeof header[key] !== "boolean")
-      throw new CliError(`${file}: x-tessera.${key} must be true or false, not ${JSON.stringify(header[key])}`);
+      throw new CliError(
+        `${file}: x-tessera.${key} must be true or false, not ${JSON.stringify(header[key])}`,
+      );
   }
   const h: KindHeader = {
     group: header["group"] as string,

@@ -52,14 +52,16 @@ export async function readWebhookDeclarations(dir: string): Promise<WebhookDefin
       1,
     );
   }
-  return listed.map((entry, i) => {
+  return (listed as unknown[]).map((entry, i) => {
     const at = `${WEBHOOK_LIST_MODULE}: ${WEBHOOK_LIST}[${i}]`;
     if (entry === undefined) {
-      throw new CliError(`${at} is undefined (an import that does not resolve, or a cycle through index.ts?)`);
+      throw new CliError(
+        `${at} is undefined (an import that does not resolve, or a cycle through index.ts?)`,
+      );
     }
     try {
       // A plugin class is read from its prototype, as reconcilers are: generate constructs nothing.
-      const plugin = typeof entry === "function" ? (entry as { prototype: unknown }).prototype : entry;
+      const plugin: unknown = typeof entry === "function" ? (entry as { prototype: unknown }).prototype : entry;
       return (definitionOf as (plugin: unknown) => WebhookDefinition)(plugin);
     } catch (err) {
       throw new CliError(`${at}: ${(err as Error).message}`);

@@ -46,8 +46,11 @@ export function admissionPluginModule(operator: string, kind: ApiKind, what: Adm
     "",
     "/**",
     ` * Admission for ${kind.names.kind}s: the API server calls it on each create and update, before the`,
-    " * object is stored" + (what.defaulting ? "; `default()` first (mutating), then" : ", and") +
-      (what.validation ? " `validateCreate()`/`validateUpdate()` decide." : " the object is stored as defaulted."),
+    " * object is stored" +
+      (what.defaulting ? "; `default()` first (mutating), then" : ", and") +
+      (what.validation
+        ? " `validateCreate()`/`validateUpdate()` decide."
+        : " the object is stored as defaulted."),
     " * A starting point: replace the managed-by rule with the kind's own.",
     " */",
     `export class ${cls} implements AdmissionWebhookPlugin<${type}> {`,
@@ -142,7 +145,9 @@ export function admissionUnitTest(operator: string, kind: ApiKind, what: Admissi
       `    assert.equal(webhook.validateUpdate(${v}({ [MANAGED_BY]: "${operator}" })).allowed, true);`,
       `    const denied = webhook.validateCreate(${v}({ [MANAGED_BY]: "someone-else" }));`,
       "    assert.equal(denied.allowed, false);",
-      "    assert.ok(!denied.allowed && /managed by " + operator + ", not someone-else/.test(denied.message));",
+      "    assert.ok(!denied.allowed && /managed by " +
+        operator +
+        ", not someone-else/.test(denied.message));",
       "    assert.deepEqual(",
       "      !denied.allowed && denied.causes.map((c) => c.field),",
       "      [`metadata.labels[${MANAGED_BY}]`],",
@@ -214,7 +219,7 @@ export function conversionUnitTest(kind: ApiKind): string {
       ...Object.fromEntries(["spec", "status"].filter((k) => k in properties).map((k) => [k, object[k]])),
     };
   };
-  const literal = (value: unknown) => JSON.stringify(value, null, 2).replace(/\n/g, "\n");
+  const literal = (value: unknown) => tsLiteral(value, "");
   const types = [hub.type, ...spokes.map((s) => versionNames(kind, s).type)];
   return [
     'import { strict as assert } from "node:assert";',
@@ -237,4 +242,20 @@ export function conversionUnitTest(kind: ApiKind): string {
     "});",
     "",
   ].join("\n");
+}
+
+/** `value` as a TypeScript literal, two spaces per level, keys unquoted where they can be. */
+function tsLiteral(value: unknown, indent: string): string {
+  const inner = `${indent}  `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "[]";
+    return `[\n${value.map((v) => `${inner}${tsLiteral(v, inner)},`).join("\n")}\n${indent}]`;
+  }
+  if (isObject(value)) {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return "{}";
+    const key = (k: string) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k));
+    return `{\n${entries.map(([k, v]) => `${inner}${key(k)}: ${tsLiteral(v, inner)},`).join("\n")}\n${indent}}`;
+  }
+  return JSON.stringify(value);
 }

@@ -19,7 +19,11 @@ import { conversionsOf } from "../src/crd-conversion.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tessera-versions-"));
 
-function schema(file: string, header: Record<string, unknown>, spec: Record<string, unknown> = {}): KindSchema {
+function schema(
+  file: string,
+  header: Record<string, unknown>,
+  spec: Record<string, unknown> = {},
+): KindSchema {
   const path = join(dir, file);
   writeFileSync(
     path,
@@ -47,10 +51,14 @@ const conversion = (hub: string, spokes: string[]): ConversionWebhookDefinition 
 
 describe("API versions", () => {
   it("orders versions as the API server does: GA, beta, alpha, higher first", () => {
-    assert.deepEqual(
-      ["v1alpha1", "v2", "v1beta1", "v1", "v1beta2", "v2alpha1"].sort(compareVersions),
-      ["v2", "v1", "v1beta2", "v1beta1", "v2alpha1", "v1alpha1"],
-    );
+    assert.deepEqual(["v1alpha1", "v2", "v1beta1", "v1", "v1beta2", "v2alpha1"].sort(compareVersions), [
+      "v2",
+      "v1",
+      "v1beta2",
+      "v1beta1",
+      "v2alpha1",
+      "v1alpha1",
+    ]);
   });
 
   it("puts a kind's versions into one CRD: each served, the marked one stored, printer columns per version", () => {
@@ -71,12 +79,22 @@ describe("API versions", () => {
       path: "/convert",
     }) as {
       spec: {
-        versions: { name: string; served: boolean; storage: boolean; additionalPrinterColumns: { name: string }[] }[];
+        versions: {
+          name: string;
+          served: boolean;
+          storage: boolean;
+          additionalPrinterColumns: { name: string }[];
+        }[];
         conversion: unknown;
       };
     };
     assert.deepEqual(
-      crd.spec.versions.map((v) => [v.name, v.served, v.storage, v.additionalPrinterColumns.map((c) => c.name)]),
+      crd.spec.versions.map((v) => [
+        v.name,
+        v.served,
+        v.storage,
+        v.additionalPrinterColumns.map((c) => c.name),
+      ]),
       [
         ["v1", true, true, ["Replicas", "Ready", "Age"]],
         ["v1alpha1", true, false, ["Ready", "Age"]],
