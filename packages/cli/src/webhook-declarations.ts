@@ -61,7 +61,8 @@ export async function readWebhookDeclarations(dir: string): Promise<WebhookDefin
     }
     try {
       // A plugin class is read from its prototype, as reconcilers are: generate constructs nothing.
-      const plugin: unknown = typeof entry === "function" ? (entry as { prototype: unknown }).prototype : entry;
+      const plugin: unknown =
+        typeof entry === "function" ? (entry as { prototype: unknown }).prototype : entry;
       return (definitionOf as (plugin: unknown) => WebhookDefinition)(plugin);
     } catch (err) {
       throw new CliError(`${at}: ${(err as Error).message}`);
