@@ -10,7 +10,9 @@
  * every built-in kind, the helpers and the errors. The rest sits behind
  * subpaths named for what they hold: `/predicates`, `/server`, `/config`,
  * `/validation`, `/controller` (the controller loop and its parts) and
- * `/codegen` (what `tessera generate` reads).
+ * `/codegen` (what `tessera generate` reads). Admission webhooks and
+ * conversions are written with what this entry point exports; their server
+ * and review decoding are in `/server`.
  */
 export { Manager } from "./manager/manager.js";
 export type { ManagerOptions } from "./manager/manager-options.js";
@@ -29,6 +31,24 @@ export type { Request } from "./reconcile/request.js";
 export type { Result } from "./reconcile/result.js";
 export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcile/reconciler.js";
 export type { ControllerBuilder, WatchOptions } from "./builder/controller-builder.js";
+export type {
+  AdmissionWebhookPlugin,
+  AdmissionContext,
+  ValidationOutcome,
+} from "./webhook/admission-webhook-plugin.js";
+export type { WebhookBuilder, WebhookOptions } from "./webhook/webhook-builder.js";
+export { Admission } from "./webhook/admission-result.js";
+export type { AdmissionResult, DenyOptions, FieldCause } from "./webhook/admission-result.js";
+export type {
+  AdmissionReview,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionStatus,
+  AdmissionUserInfo,
+  StatusCause,
+} from "./webhook/admission-review.js";
+export { defineConversion } from "./webhook/conversion.js";
+export type { Conversion, SpokeConversion, SpokeConversions } from "./webhook/conversion.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
 export { enqueueForObject, enqueueForOwner } from "./handler/event-handler.js";

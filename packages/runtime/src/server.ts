@@ -1,8 +1,9 @@
 /**
  * @tessera/runtime/server: the HTTP(S) endpoints a manager serves (health
- * probes, Prometheus metrics) and their parts, for an operator that serves
- * an endpoint of its own the same way: authentication by TokenReview,
- * authorization by SubjectAccessReview, serving certificates.
+ * probes, Prometheus metrics, admission and conversion webhooks) and their
+ * parts, for an operator that serves an endpoint of its own the same way:
+ * authentication by TokenReview, authorization by SubjectAccessReview,
+ * serving certificates and where they come from, review decoding.
  */
 export { HealthChecks } from "./server/health-checks.js";
 export type { Check, CheckResult, ProbeAnswer } from "./server/health-checks.js";
@@ -32,3 +33,29 @@ export { readServingCertificate } from "./server/serving-certificate.js";
 export type { ServingCertificate } from "./server/serving-certificate.js";
 export { selfSignedCertificate } from "./server/self-signed-certificate.js";
 export type { SelfSignedCertificateOptions } from "./server/self-signed-certificate.js";
+export type { CertificateSource } from "./webhook/certificate-source.js";
+export { FileCertificateSource } from "./webhook/file-certificate-source.js";
+export type { FileCertificateSourceOptions } from "./webhook/file-certificate-source.js";
+export {
+  WebhookServer,
+  ADMISSION_BODY_LIMIT_BYTES,
+  CONVERSION_BODY_LIMIT_BYTES,
+} from "./webhook/webhook-server.js";
+export type { WebhookServerOptions } from "./webhook/webhook-server.js";
+export { AdmissionHandler, handlerDeadlineMs } from "./webhook/admission-handler.js";
+export type { AdmissionHandlerOptions } from "./webhook/admission-handler.js";
+export { Converter } from "./webhook/converter.js";
+export { WebhookMetrics } from "./webhook/webhook-metrics.js";
+export { WebhookRequestError } from "./webhook/webhook-request-error.js";
+export {
+  decodeAdmissionReview,
+  admissionReviewOf,
+  ADMISSION_REVIEW_API_VERSION,
+} from "./webhook/admission-review.js";
+export {
+  decodeConversionReview,
+  conversionReviewOf,
+  CONVERSION_REVIEW_API_VERSION,
+} from "./webhook/conversion-review.js";
+export type { ConversionReview, ConversionRequest, ConversionResponse } from "./webhook/conversion-review.js";
+export { jsonPatchDiff } from "./webhook/json-patch-diff.js";

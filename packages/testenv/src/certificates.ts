@@ -1,6 +1,7 @@
 // @peculiar/x509 resolves its ASN.1 schemas through tsyringe, which needs the Reflect metadata polyfill loaded first.
 import "reflect-metadata";
 import { webcrypto } from "node:crypto";
+import { isIP } from "node:net";
 import * as x509 from "@peculiar/x509";
 
 /** PEM-encoded key pair and certificate. */
@@ -48,62 +49,90 @@ function serial(): string {
     .replace(/^[89a-f]/, "1");
 }
 
+/** A CA's certificate and its signing key. */
+interface CertificateAuthority {
+  readonly cert: x509.X509Certificate;
+  readonly keys: webcrypto.CryptoKeyPair;
+}
+
+async function certificateAuthority(
+  name: string,
+  notBefore: Date,
+  notAfter: Date,
+): Promise<CertificateAuthority> {
+  const keys = await keyPair();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: serial(),
+      name: `CN=${name}`,
+      notBefore,
+      notAfter,
+      keys,
+      signingAlgorithm: algorithm,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
+      ],
+    },
+    crypto,
+  );
+  return { cert, keys };
+}
+
+/** A certificate signed by `ca` for `subject`, with the extended key usage `usage` and the alternative names `san`. */
+async function issue(
+  ca: CertificateAuthority,
+  validity: { notBefore: Date; notAfter: Date },
+  subject: string,
+  usage: string,
+  san?: x509.SubjectAlternativeNameExtension,
+): Promise<CertificateFiles> {
+  const keys = await keyPair();
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(
+      x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+      true,
+    ),
+    new x509.ExtendedKeyUsageExtension([usage], false),
+    await x509.AuthorityKeyIdentifierExtension.create(ca.cert, false, crypto),
+  ];
+  if (san) extensions.push(san);
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: serial(),
+      subject,
+      issuer: ca.cert.subject,
+      ...validity,
+      publicKey: keys.publicKey,
+      signingKey: ca.keys.privateKey,
+      signingAlgorithm: algorithm,
+      extensions,
+    },
+    crypto,
+  );
+  return { certPem: cert.toString("pem") + "\n", keyPem: await privatePem(keys) };
+}
+
+async function caFiles(ca: CertificateAuthority): Promise<CertificateFiles> {
+  return { certPem: ca.cert.toString("pem") + "\n", keyPem: await privatePem(ca.keys) };
+}
+
 /**
  * Generates a CA, a serving certificate for 127.0.0.1/localhost, an admin
  * client certificate in group system:masters, a client certificate for
  * kube-controller-manager, and a service-account key pair.
  */
 export async function generateControlPlaneCertificates(): Promise<ControlPlaneCertificates> {
-  const notBefore = new Date(Date.now() - 60_000);
-  const notAfter = new Date(Date.now() + 7 * 24 * 3600_000);
-  const caKeys = await keyPair();
-  const caCert = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      serialNumber: serial(),
-      name: "CN=tessera-testenv-ca",
-      notBefore,
-      notAfter,
-      keys: caKeys,
-      signingAlgorithm: algorithm,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, 0, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-        await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey, false, crypto),
-      ],
-    },
-    crypto,
-  );
-
-  const leaf = async (subject: string, usage: string, san?: x509.SubjectAlternativeNameExtension) => {
-    const keys = await keyPair();
-    const extensions: x509.Extension[] = [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
-        true,
-      ),
-      new x509.ExtendedKeyUsageExtension([usage], false),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert, false, crypto),
-    ];
-    if (san) extensions.push(san);
-    const cert = await x509.X509CertificateGenerator.create(
-      {
-        serialNumber: serial(),
-        subject,
-        issuer: caCert.subject,
-        notBefore,
-        notAfter,
-        publicKey: keys.publicKey,
-        signingKey: caKeys.privateKey,
-        signingAlgorithm: algorithm,
-        extensions,
-      },
-      crypto,
-    );
-    return { certPem: cert.toString("pem") + "\n", keyPem: await privatePem(keys) };
+  const validity = {
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 7 * 24 * 3600_000),
   };
-
-  const serving = await leaf(
+  const ca = await certificateAuthority("tessera-testenv-ca", validity.notBefore, validity.notAfter);
+  const serving = await issue(
+    ca,
+    validity,
     "CN=kube-apiserver",
     x509.ExtendedKeyUsage.serverAuth,
     new x509.SubjectAlternativeNameExtension([
@@ -112,11 +141,21 @@ export async function generateControlPlaneCertificates(): Promise<ControlPlaneCe
       { type: "dns", value: "kubernetes.default.svc" },
     ]),
   );
-  const admin = await leaf("CN=tessera-admin, O=system:masters", x509.ExtendedKeyUsage.clientAuth);
-  const controllerManager = await leaf("CN=system:kube-controller-manager", x509.ExtendedKeyUsage.clientAuth);
+  const admin = await issue(
+    ca,
+    validity,
+    "CN=tessera-admin, O=system:masters",
+    x509.ExtendedKeyUsage.clientAuth,
+  );
+  const controllerManager = await issue(
+    ca,
+    validity,
+    "CN=system:kube-controller-manager",
+    x509.ExtendedKeyUsage.clientAuth,
+  );
   const saKeys = await keyPair();
   return {
-    ca: { certPem: caCert.toString("pem") + "\n", keyPem: await privatePem(caKeys) },
+    ca: await caFiles(ca),
     serving,
     admin,
     controllerManager,
@@ -125,4 +164,36 @@ export async function generateControlPlaneCertificates(): Promise<ControlPlaneCe
       publicKeyPem: pem("PUBLIC KEY", await crypto.subtle.exportKey("spki", saKeys.publicKey)),
     },
   };
+}
+
+/** A CA and a serving certificate it signed: what a webhook server in a test serves, and what the API server trusts. */
+export interface ServingCertificates {
+  ca: CertificateFiles;
+  serving: CertificateFiles;
+}
+
+/**
+ * A fresh CA and a serving certificate it signed for `hosts` (IP addresses
+ * and DNS names; default 127.0.0.1 and localhost), valid for a week: for a
+ * webhook server in the test process, whose CA the API server is given as
+ * the webhook's `caBundle` (see `installWebhooks`).
+ */
+export async function generateServingCertificates(
+  hosts: readonly string[] = ["127.0.0.1", "localhost"],
+): Promise<ServingCertificates> {
+  const validity = {
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 7 * 24 * 3600_000),
+  };
+  const ca = await certificateAuthority("tessera-testenv-webhook-ca", validity.notBefore, validity.notAfter);
+  const serving = await issue(
+    ca,
+    validity,
+    `CN=${hosts[0] ?? "localhost"}`,
+    x509.ExtendedKeyUsage.serverAuth,
+    new x509.SubjectAlternativeNameExtension(
+      hosts.map((host) => (isIP(host) ? { type: "ip", value: host } : { type: "dns", value: host })),
+    ),
+  );
+  return { ca: await caFiles(ca), serving };
 }

@@ -2,8 +2,9 @@
  * @tessera/testenv: a real etcd and kube-apiserver for tests, started on
  * loopback in seconds with no Docker, a real kube-controller-manager on
  * request (garbage collection, namespaces, workloads), a stand-in for the
- * kubelet's Pod status, and a fault proxy that breaks the connection between
- * a client and the API server on purpose.
+ * kubelet's Pod status, webhooks served by the test process (`installWebhooks`),
+ * and a fault proxy that breaks the connection between a client and the API
+ * server on purpose.
  */
 export { ControlPlane, ControlPlaneStartError, defaultControllers } from "./control-plane.js";
 export type { ControlPlaneOptions, ControllerManagerOptions, RawResponse } from "./control-plane.js";
@@ -19,8 +20,10 @@ export {
   ControlPlaneBinariesNotFoundError,
 } from "./binaries.js";
 export type { ControlPlaneBinaries, ResolveOptions } from "./binaries.js";
-export { generateControlPlaneCertificates } from "./certificates.js";
-export type { ControlPlaneCertificates, CertificateFiles } from "./certificates.js";
+export { generateControlPlaneCertificates, generateServingCertificates } from "./certificates.js";
+export type { ControlPlaneCertificates, CertificateFiles, ServingCertificates } from "./certificates.js";
+export { installWebhooks } from "./webhooks.js";
+export type { InstalledWebhooks, LocalWebhook, WebhookInstallOptions, WebhookRule } from "./webhooks.js";
 export { freePort } from "./free-port.js";
 export { eventually } from "./eventually.js";
 export { parsePrometheusText, sumSamples } from "./prometheus-text.js";

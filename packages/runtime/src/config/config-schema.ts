@@ -204,6 +204,27 @@ export const managerConfigSchema = {
         },
       },
     },
+    webhookBindAddress: {
+      type: "string",
+      pattern: "^(0|[^\\s:]*:[0-9]{1,5})$",
+      default: ":9443",
+      description:
+        'The webhook server (HTTPS; admission and conversion webhooks, on every replica), started only when webhooks are registered: "host:port", ":port", or "0" to turn it off.',
+    },
+    webhook: {
+      type: "object",
+      additionalProperties: false,
+      description: "The webhook server's certificate.",
+      properties: {
+        certDir: {
+          type: "string",
+          minLength: 1,
+          "x-optional": true,
+          description:
+            "A directory holding the serving certificate as `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls` Secret, e.g. cert-manager's), reloaded when the files change.",
+        },
+      },
+    },
     cache: {
       type: "object",
       additionalProperties: false,

@@ -10,6 +10,7 @@ import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
 import { ShardedKinds } from "./sharded-kinds.js";
+import { FileCertificateSource } from "../webhook/file-certificate-source.js";
 import { token, Tokens, type Token } from "../plugin/tokens.js";
 import type { ManagerOptions } from "./manager-options.js";
 
@@ -46,6 +47,7 @@ export function bindDefaults(
   bindConstants(container, config, kubeConfig, options);
   bindInformerFactory(container);
   bindClients(container);
+  bindWebhookCertificateSource(container);
   let recorder: KubeEventRecorder | undefined;
   container
     .bind(Tokens.EventRecorder)
@@ -108,6 +110,30 @@ function bindInformerFactory(container: Container): void {
         meter: use(ctx, Tokens.Meter),
         tracer: use(ctx, Tokens.Tracer),
         onInformer: (informer) => sharded.check(informer),
+      });
+    })
+    .inSingletonScope();
+}
+
+/**
+ * The webhook server's certificate: the files of `webhook.certDir`. Without
+ * it, resolving fails with what to set (only a manager with webhooks asks).
+ */
+function bindWebhookCertificateSource(container: Container): void {
+  container
+    .bind(Tokens.WebhookCertificateSource)
+    .toDynamicValue((ctx) => {
+      const certDir = use(ctx, Tokens.Config).webhook.certDir;
+      if (certDir === undefined) {
+        throw new Error(
+          "webhook: the webhook server has no certificate: set webhook.certDir (TESSERA_WEBHOOK_CERT_DIR) to a directory " +
+            "holding tls.crt and tls.key (a mounted kubernetes.io/tls Secret), or bind Tokens.WebhookCertificateSource",
+        );
+      }
+      return new FileCertificateSource({
+        certDir,
+        clock: use(ctx, Tokens.Clock),
+        logger: withFields(use(ctx, Tokens.Logger), { component: "webhook" }),
       });
     })
     .inSingletonScope();

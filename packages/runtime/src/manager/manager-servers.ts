@@ -3,14 +3,18 @@ import type { Clock, Logger, Runnable } from "@tessera/core";
 import type { KubeTransport } from "@tessera/client";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { parseBindAddress } from "../server/bind-address.js";
-import type { EndpointServer } from "../server/endpoint-server.js";
 import type { HealthChecks } from "../server/health-checks.js";
 import type { PrometheusMetrics } from "../server/prometheus-metrics.js";
 import { metricsServer } from "./metrics-server.js";
 import { probeServer } from "./probe-server.js";
 
-/** The servers a manager runs, by name: `health` (probes), `metrics`; a webhook server joins the same way. */
-export type ServerName = "health" | "metrics";
+/** The servers a manager runs, by name: `health` (probes), `metrics`, `webhook`. */
+export type ServerName = "health" | "metrics" | "webhook";
+
+/** A server the manager runs: it listens from start to stop and says where. */
+export interface ManagedServer extends Runnable {
+  listening(): Promise<AddressInfo | undefined>;
+}
 
 /** What the configured servers are built from; services are resolved only for a server that is on. */
 export interface ConfiguredServersOptions {
@@ -27,7 +31,7 @@ export interface ConfiguredServersOptions {
  * a server turned off (bind address "0") is never added, so it has no address.
  */
 export class ManagerServers {
-  private readonly servers = new Map<ServerName, EndpointServer>();
+  private readonly servers = new Map<ServerName, ManagedServer>();
 
   /** Adds the probe and metrics servers the configuration turns on; throws on a malformed bind address. */
   addConfigured(options: ConfiguredServersOptions): void {
@@ -50,7 +54,7 @@ export class ManagerServers {
     }
   }
 
-  add(name: ServerName, server: EndpointServer): void {
+  add(name: ServerName, server: ManagedServer): void {
     this.servers.set(name, server);
   }
 

@@ -20,6 +20,8 @@ import { ManagerServers } from "./manager-servers.js";
 import { RingMemberFencedError } from "./ring-member-fenced-error.js";
 import { controllerMode } from "./controller-mode.js";
 import { requireOperatorName } from "../config/require-operator-name.js";
+import { isConversion } from "../webhook/conversion.js";
+import { webhookServer } from "./webhook-wiring.js";
 
 /** Starts a long-running part of the run: when it fails, the manager stops. */
 type Watch = (name: string, promise: Promise<unknown>) => void;
@@ -126,13 +128,20 @@ export class Manager implements Runnable, Syncable {
   }
 
   /**
-   * Where the probe and metrics servers listen once they do (`undefined` for
-   * one turned off with bind address "0"); with port 0, the port chosen.
+   * Where the probe, metrics and webhook servers listen once they do
+   * (`undefined` for one turned off with bind address "0", and for the
+   * webhook server without webhooks); with port 0, the port chosen. The
+   * webhook server listens once it has a certificate.
    */
-  async endpoints(): Promise<{ health: AddressInfo | undefined; metrics: AddressInfo | undefined }> {
+  async endpoints(): Promise<{
+    health: AddressInfo | undefined;
+    metrics: AddressInfo | undefined;
+    webhook: AddressInfo | undefined;
+  }> {
     return {
       health: await this.servers.listening("health"),
       metrics: await this.servers.listening("metrics"),
+      webhook: await this.servers.listening("webhook"),
     };
   }
 
@@ -184,7 +193,8 @@ export class Manager implements Runnable, Syncable {
 
   /**
    * Registers plugins: reconciler classes (each declares its controller with
-   * `controller(on)`), runnable classes or instances (`needsLeader` says
+   * `controller(on)`), admission webhook classes (each declares its kind with
+   * `webhook(on)`), conversions (`defineConversion`), runnable classes or instances (`needsLeader` says
    * whether one runs only on the leader; default true), or inversify
    * `ContainerModule`s (their bindings join the container, e.g. to provide
    * services the reconcilers inject). A class's `static inject` tokens must
@@ -214,12 +224,16 @@ export class Manager implements Runnable, Syncable {
       this.plugins.addClass(plugin as unknown as PluginClass<object, never[]>);
       return;
     }
+    if (isConversion(plugin)) {
+      this.plugins.addConversion(plugin);
+      return;
+    }
     if (plugin !== null && typeof plugin === "object" && typeof plugin.run === "function") {
       this.add(plugin, { needsLeader: plugin.needsLeader ?? true });
       return;
     }
     throw new TypeError(
-      "manager.register takes a reconciler class, a runnable (class or object with run(signal)), or an inversify ContainerModule",
+      "manager.register takes a reconciler or webhook class, a conversion (defineConversion), a runnable (class or object with run(signal)), or an inversify ContainerModule",
     );
   }
 
@@ -335,8 +349,16 @@ export class Manager implements Runnable, Syncable {
     }
   }
 
-  /** The probe and metrics servers, as configured: they run from start to stop, leader or not. */
+  /** The probe, metrics and webhook servers, as configured: they run from start to stop, leader or not. */
   private startServers(signal: AbortSignal, watch: Watch): void {
+    const webhooks = webhookServer({
+      config: this.config,
+      get: (token) => this.get(token),
+      webhooks: this.plugins.webhookDeclarations(),
+      conversions: this.plugins.conversions(),
+      health: this.health,
+    });
+    if (webhooks) this.servers.add("webhook", webhooks);
     this.servers.addConfigured({
       config: this.config,
       health: this.health,

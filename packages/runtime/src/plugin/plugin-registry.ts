@@ -5,6 +5,16 @@ import { ControllerBuilder, type ControllerDefinition } from "../builder/control
 import type { Reconciler } from "../reconcile/reconciler.js";
 import type { ManagedRunnable, PluginClass, ReconcilerPlugin } from "./plugin.js";
 import { UnboundTokenError } from "./unbound-token-error.js";
+import type { AdmissionWebhookPlugin } from "../webhook/admission-webhook-plugin.js";
+import type { Conversion } from "../webhook/conversion.js";
+import { admissionDefinitionOf } from "../webhook/webhook-definition-of.js";
+import type { AdmissionWebhookDefinition } from "../webhook/webhook-definition.js";
+
+/** An admission webhook plugin as the manager serves it: its declaration and its instance. */
+export interface WebhookDeclaration {
+  readonly definition: AdmissionWebhookDefinition;
+  readonly plugin: AdmissionWebhookPlugin<KubeObject>;
+}
 
 /** A controller's declaration and its reconciler, as the manager builds it. */
 export interface ControllerDeclaration {
@@ -37,14 +47,18 @@ export class PluginRegistry {
   private readonly controllers: PendingController[] = [];
   private readonly runnables: PendingRunnable[] = [];
   private readonly classes: AnyClass[] = [];
+  private readonly webhookClasses: PluginClass<AdmissionWebhookPlugin<never>, never[]>[] = [];
+  private readonly conversionList: Conversion[] = [];
 
   constructor(private readonly container: Container) {}
 
-  /** Binds a reconciler or runnable class; throws a TypeError naming the class when it is neither. */
+  /** Binds a reconciler, webhook or runnable class; throws a TypeError naming the class when it is none. */
   addClass(cls: AnyClass): void {
     this.bindClass(cls);
     const prototype = cls.prototype as Record<string, unknown>;
-    if (typeof prototype["reconcile"] === "function") {
+    if (typeof prototype["webhook"] === "function") {
+      this.webhookClasses.push(cls as PluginClass<AdmissionWebhookPlugin<never>, never[]>);
+    } else if (typeof prototype["reconcile"] === "function") {
       if (typeof prototype["controller"] !== "function") {
         throw new TypeError(
           `${cls.name}: a reconciler plugin needs a controller(on) method returning on.for(kind)...; ` +
@@ -56,9 +70,29 @@ export class PluginRegistry {
       this.runnables.push({ type: "class", plugin: cls as PluginClass<ManagedRunnable, never[]> });
     } else {
       throw new TypeError(
-        `${cls.name}: not a plugin: a class must have reconcile() and controller() (a reconciler) or run(signal) (a runnable)`,
+        `${cls.name}: not a plugin: a class must have reconcile() and controller() (a reconciler), webhook(on) (an admission webhook) or run(signal) (a runnable)`,
       );
     }
+  }
+
+  /** Adds a kind's conversion (from `defineConversion`). */
+  addConversion(conversion: Conversion): void {
+    this.conversionList.push(conversion);
+  }
+
+  /** The conversions registered. */
+  conversions(): readonly Conversion[] {
+    return this.conversionList;
+  }
+
+  /** Every admission webhook plugin registered, built from the container, with its declaration. */
+  webhookDeclarations(): WebhookDeclaration[] {
+    return this.webhookClasses.map((cls) => {
+      const plugin = this.container.get<AdmissionWebhookPlugin<KubeObject>>(
+        cls as ServiceIdentifier<AdmissionWebhookPlugin<KubeObject>>,
+      );
+      return { definition: admissionDefinitionOf(plugin), plugin };
+    });
   }
 
   addRunnable(runnable: Runnable<unknown>, needsLeader: boolean): void {

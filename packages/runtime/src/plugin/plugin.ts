@@ -3,6 +3,8 @@ import type { Runnable } from "@tessera/core";
 import type { KubeObject } from "@tessera/client";
 import type { ControllerBuilder } from "../builder/controller-builder.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
+import type { AdmissionWebhookPlugin } from "../webhook/admission-webhook-plugin.js";
+import type { Conversion } from "../webhook/conversion.js";
 import type { Token } from "./tokens.js";
 
 /**
@@ -47,6 +49,8 @@ export interface ManagedRunnable extends Runnable<unknown> {
 /** What `manager.register` takes; `P` is a plugin class's constructor parameters, which its `inject` tokens must match. */
 export type Plugin<P extends readonly unknown[] = never[]> =
   | PluginClass<ReconcilerPlugin<never>, P>
+  | PluginClass<AdmissionWebhookPlugin<never>, P>
   | PluginClass<ManagedRunnable, P>
   | ContainerModule
-  | ManagedRunnable;
+  | ManagedRunnable
+  | Conversion<never>;

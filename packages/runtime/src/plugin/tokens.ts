@@ -5,6 +5,7 @@ import type { SharedInformerFactory } from "@tessera/informers";
 import type { EventRecorder } from "../client/event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import type { PrometheusMetrics } from "../server/prometheus-metrics.js";
+import type { CertificateSource } from "../webhook/certificate-source.js";
 
 declare const tokenType: unique symbol;
 
@@ -53,4 +54,10 @@ export const Tokens = Object.freeze({
   Logger: token<Logger>("tessera.Logger"),
   Meter: token<Meter>("tessera.Meter"),
   Tracer: token<Tracer>("tessera.Tracer"),
+  /**
+   * Where the webhook server's certificate comes from; resolved only when
+   * webhooks are registered. Default: the files in `webhook.certDir`
+   * (reloaded when they change). Bind your own source to serve another way.
+   */
+  WebhookCertificateSource: token<CertificateSource>("tessera.WebhookCertificateSource"),
 });
