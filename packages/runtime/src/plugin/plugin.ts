@@ -49,8 +49,10 @@ export interface ManagedRunnable extends Runnable<unknown> {
 /** What `manager.register` takes; `P` is a plugin class's constructor parameters, which its `inject` tokens must match. */
 export type Plugin<P extends readonly unknown[] = never[]> =
   | PluginClass<ReconcilerPlugin<never>, P>
-  | PluginClass<AdmissionWebhookPlugin<never>, P>
+  // KubeObject, not never: a webhook's default() and a conversion's toHub() return the kind's
+  // object, which `never` would refuse (their parameters are method-bivariant, so any kind fits).
+  | PluginClass<AdmissionWebhookPlugin<KubeObject>, P>
   | PluginClass<ManagedRunnable, P>
   | ContainerModule
   | ManagedRunnable
-  | Conversion<never>;
+  | Conversion<KubeObject>;
