@@ -135,10 +135,11 @@ function mainRegistering(dir: string): string | undefined {
   if (text === undefined || !register.test(text)) {
     throw new CliError(
       `${MAIN} has no \`manager.register(...reconcilers)\` to add the webhooks to; nothing was written. ` +
-        `Register them yourself:\n  ${importLine}\n  manager.register(...reconcilers, ...${WEBHOOK_LIST});\nthen run this again.`,
+        `Register them yourself:\n  ${importLine}\n  manager.register(...reconcilers).register(...${WEBHOOK_LIST});\nthen run this again.`,
     );
   }
-  const registered = text.replace(register, `manager.register(...reconcilers, ...${WEBHOOK_LIST})`);
+  // Two calls: each list's classes are checked against their own `inject` tokens.
+  const registered = text.replace(register, `manager.register(...reconcilers).register(...${WEBHOOK_LIST})`);
   const imports = [...registered.matchAll(/^import\s[^;]*;[^\n]*$/gm)];
   const last = imports[imports.length - 1]!;
   const at = last.index + last[0].length;

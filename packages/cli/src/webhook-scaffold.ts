@@ -29,7 +29,7 @@ export function conversionName(kind: ApiKind): string {
  * tests pass as written and fail when the webhook is not called.
  */
 export function admissionPluginModule(operator: string, kind: ApiKind, what: AdmissionScaffold): string {
-  const { type, handle } = versionNames(kind, kind.storage);
+  const { type, handle, module } = versionNames(kind, kind.storage);
   const cls = webhookClassName(kind);
   const v = kind.names.singular;
   const imports = [
@@ -39,7 +39,7 @@ export function admissionPluginModule(operator: string, kind: ApiKind, what: Adm
   ];
   const lines = [
     `import { ${imports.join(", ")} } from "@tessera/runtime";`,
-    `import { ${handle}, type ${type} } from "../generated/index.js";`,
+    `import { ${handle}, type ${type} } from "../generated/${module}.js";`,
     "",
     `/** The label this webhook ${what.defaulting ? "sets on" : "checks on"} every ${kind.names.kind}. */`,
     `export const MANAGED_BY = "${LABEL}";`,
@@ -65,10 +65,10 @@ export function admissionPluginModule(operator: string, kind: ApiKind, what: Adm
   if (what.defaulting) {
     lines.push(
       "",
-      "  // The object as it should be stored; Tessera sends the API server the JSON patch between the two.",
-      `  default(${v}: ${type}): ${type} {`,
-      `    const labels = { [MANAGED_BY]: "${operator}", ...${v}.metadata?.labels };`,
-      `    return { ...${v}, metadata: { ...${v}.metadata, labels } };`,
+      "  // Changes the object to what should be stored (or returns that object); Tessera sends the API",
+      "  // server the JSON patch between the two.",
+      `  default(${v}: ${type}) {`,
+      `    ${v}.metadata = { ...${v}.metadata, labels: { [MANAGED_BY]: "${operator}", ...${v}.metadata?.labels } };`,
       "  }",
     );
   }
@@ -131,9 +131,12 @@ export function admissionUnitTest(operator: string, kind: ApiKind, what: Admissi
     lines.push(
       "",
       '  it("defaults the managed-by label, and keeps one that is set", () => {',
-      `    assert.equal(webhook.default(${v}()).metadata?.labels?.[MANAGED_BY], "${operator}");`,
-      `    const kept = webhook.default(${v}({ [MANAGED_BY]: "someone-else", team: "a" }));`,
-      `    assert.deepEqual(kept.metadata?.labels, { [MANAGED_BY]: "someone-else", team: "a" });`,
+      `    const unlabelled = ${v}();`,
+      `    webhook.default(unlabelled);`,
+      `    assert.equal(unlabelled.metadata?.labels?.[MANAGED_BY], "${operator}");`,
+      `    const labelled = ${v}({ [MANAGED_BY]: "someone-else", team: "a" });`,
+      `    webhook.default(labelled);`,
+      `    assert.deepEqual(labelled.metadata?.labels, { [MANAGED_BY]: "someone-else", team: "a" });`,
       "  });",
     );
   }
@@ -168,11 +171,15 @@ export function admissionUnitTest(operator: string, kind: ApiKind, what: Admissi
 export function conversionModule(kind: ApiKind): string {
   const hub = versionNames(kind, kind.storage);
   const spokes = kind.versions.filter((v) => v !== kind.storage);
-  const types = [hub.type, ...spokes.map((s) => versionNames(kind, s).type)];
   const hubVersion = kind.storage.header.version;
   return [
     'import { defineConversion } from "@tessera/runtime";',
-    `import { ${hub.handle}, ${types.map((t) => `type ${t}`).join(", ")} } from "../generated/index.js";`,
+    // From each version's module, not the index: generate loads this module, and the index would load the validators too.
+    `import { ${hub.handle}, type ${hub.type} } from "../generated/${hub.module}.js";`,
+    ...spokes.map((s) => {
+      const n = versionNames(kind, s);
+      return `import type { ${n.type} } from "../generated/${n.module}.js";`;
+    }),
     "",
     "/**",
     ` * How ${kind.names.kind}'s versions convert, hub and spoke as kubebuilder's: every version to and`,

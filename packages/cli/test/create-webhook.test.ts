@@ -124,7 +124,7 @@ describe("tessera create webhook", () => {
       main,
       /import \{ reconcilers \} from "\.\/controllers\/index\.js";\nimport \{ webhooks \} from "\.\/webhooks\/index\.js";/,
     );
-    assert.match(main, /manager\.register\(\.\.\.reconcilers, \.\.\.webhooks\);/);
+    assert.match(main, /manager\.register\(\.\.\.reconcilers\)\.register\(\.\.\.webhooks\);/);
     assert.match(read(dir, "deploy/base/kustomization.yaml"), /\ncomponents:\n {2}- webhooks\n$/);
 
     const scaffold = [
