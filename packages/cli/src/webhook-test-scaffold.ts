@@ -14,8 +14,6 @@ export function webhookControlPlaneTest(operator: string, kind: ApiKind, what: A
   const { handle } = versionNames(kind, kind.storage);
   const cls = webhookClassName(kind);
   const v = kind.names.singular;
-  const rules = (operations: string) =>
-    `[{ apiGroups: [${handle}.group], apiVersions: [${handle}.version], resources: [${handle}.plural], operations: ${operations} }]`;
   const lines = [
     'import { strict as assert } from "node:assert";',
     'import { fileURLToPath } from "node:url";',
@@ -33,22 +31,29 @@ export function webhookControlPlaneTest(operator: string, kind: ApiKind, what: A
     `// alone are tested in ${v}.webhook.unit.test.ts.`,
     `describe("${cls}, behind the API server", function () {`,
     "  const env = useControlPlane({ crds: [crdDir] });",
+    "  // Nested, so the manager stops and the webhooks are uninstalled before the control plane stops.",
+    '  describe("with the webhook served", function () {',
     "  const stop = new AbortController();",
     "  let running: Promise<void>;",
     "  let installed: InstalledWebhooks;",
     "  let client: ApiClient;",
     "",
     "  before(async () => {",
+    "    // What tessera generate registers for it (deploy/base/webhooks/manifests.yaml).",
+    "    const rules = [",
+    "      {",
+    `        apiGroups: [${handle}.group],`,
+    `        apiVersions: [${handle}.version],`,
+    `        resources: [${handle}.plural],`,
+    '        operations: ["CREATE" as const, "UPDATE" as const],',
+    "      },",
+    "    ];",
     "    installed = await installWebhooks(env.cp, {",
     ...(what.defaulting
-      ? [
-          `      mutating: [{ path: admissionWebhookPath("mutate", ${handle}), rules: ${rules('["CREATE", "UPDATE"]')} }],`,
-        ]
+      ? [`      mutating: [{ path: admissionWebhookPath("mutate", ${handle}), rules }],`]
       : []),
     ...(what.validation
-      ? [
-          `      validating: [{ path: admissionWebhookPath("validate", ${handle}), rules: ${rules('["CREATE", "UPDATE"]')} }],`,
-        ]
+      ? [`      validating: [{ path: admissionWebhookPath("validate", ${handle}), rules }],`]
       : []),
     "    });",
     "    const manager = await Manager.create({",
@@ -69,10 +74,23 @@ export function webhookControlPlaneTest(operator: string, kind: ApiKind, what: A
     '    client = new ApiClient(env.cp.kubeConfig, { fieldManager: "test" });',
     "    // The API server takes up new webhook configurations within a second or so.",
     `    await eventually("the API server calls the webhook", async () => {`,
-    `      const probe = { metadata: { name: "probe", namespace: "default" } } as never;`,
-    what.defaulting
-      ? `      const admitted = await client.create(${handle}, probe, { dryRun: true });\n      return admitted.metadata?.labels?.[MANAGED_BY] === "${operator}";`
-      : `      const refused = { metadata: { name: "probe", namespace: "default", labels: { [MANAGED_BY]: "someone-else" } } } as never;\n      return client.create(${handle}, refused, { dryRun: true }).then(\n        () => false,\n        () => true,\n      );`,
+    ...(what.defaulting
+      ? ['      const probe = { metadata: { name: "probe", namespace: "default" } } as never;']
+      : []),
+    ...(what.defaulting
+      ? [
+          `      const admitted = await client.create(${handle}, probe, { dryRun: true });`,
+          `      return admitted.metadata?.labels?.[MANAGED_BY] === "${operator}";`,
+        ]
+      : [
+          "      const refused = {",
+          '        metadata: { name: "probe", namespace: "default", labels: { [MANAGED_BY]: "someone-else" } },',
+          "      } as never;",
+          `      return client.create(${handle}, refused, { dryRun: true }).then(`,
+          "        () => false,",
+          "        () => true,",
+          "      );",
+        ]),
     "    });",
     "  });",
     "  after(async () => {",
@@ -107,6 +125,10 @@ export function webhookControlPlaneTest(operator: string, kind: ApiKind, what: A
       "  });",
     );
   }
-  lines.push("});", "");
-  return lines.join("\n");
+  lines.push("  });", "});", "");
+  // One level deeper inside the nested describe (what prettier would write).
+  const start = lines.indexOf('  describe("with the webhook served", function () {');
+  return lines
+    .map((line, i) => (i > start && i < lines.length - 3 && line !== "" ? `  ${line}` : line))
+    .join("\n");
 }
