@@ -34,6 +34,7 @@ export {
   readKubeResponse,
   requestKubeJson,
   describeKubeFailure,
+  parseWarningHeaders,
   KubeRequestError,
 } from "./kube-request.js";
 export type { KubeRequest, KubeJsonRequest, KubeJsonResponse } from "./kube-request.js";

@@ -154,6 +154,27 @@ export interface KubeJsonResponse<T> {
   readonly code: number;
   readonly value: T | undefined;
   readonly text: string;
+  /** The texts of the response's `Warning` headers (deprecations, admission webhooks' warnings), in order. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * The texts of `Warning` headers (RFC 7234: `299 - "text"`, several per
+ * header or several headers), as the API server sends deprecation notices
+ * and admission webhooks' warnings; a value that is not of that form is
+ * kept whole.
+ */
+export function parseWarningHeaders(values: readonly string[]): string[] {
+  const warnings: string[] = [];
+  for (const value of values) {
+    const found = [...value.matchAll(/(\d{3}) (\S+) "((?:[^"\\]|\\.)*)"(?: "[^"]*")?/g)];
+    if (found.length === 0) {
+      if (value.trim() !== "") warnings.push(value.trim());
+      continue;
+    }
+    for (const match of found) warnings.push(match[3]!.replace(/\\(.)/g, "$1"));
+  }
+  return warnings;
 }
 
 /**
@@ -181,7 +202,8 @@ export async function requestKubeJson<T>(
   } catch {
     value = undefined; // not JSON (a proxy's error page): the caller has the text
   }
-  return { code: res.statusCode ?? 0, value, text };
+  const warnings = parseWarningHeaders(res.headersDistinct["warning"] ?? []);
+  return { code: res.statusCode ?? 0, value, text, warnings };
 }
 
 /**

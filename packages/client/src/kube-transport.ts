@@ -38,6 +38,12 @@ export interface KubeTransportOptions {
   meter?: Meter;
   /** Times the requests for the duration histogram; default the system clock. */
   clock?: Clock;
+  /**
+   * Called with each warning the API server sends (its `Warning` headers:
+   * a deprecated API, an admission webhook's warnings), and the call it
+   * came with, as client-go's `WarningHandler`; default: none.
+   */
+  onWarning?: (warning: string, context: ApiErrorContext) => void;
 }
 
 /** A call failed below HTTP (no connection, credentials that could not be applied): `code` 0. */
@@ -59,6 +65,7 @@ export class KubeTransport {
   private readonly metrics: RequestMetrics | undefined;
   /** The `host` label, computed once per server URL. */
   private host: { server: string; host: string } | undefined;
+  private readonly onWarning: ((warning: string, context: ApiErrorContext) => void) | undefined;
 
   constructor(
     readonly kubeConfig: KubeConfigLike,
@@ -68,6 +75,7 @@ export class KubeTransport {
     const tools = resolveInstrumentation(options, "@tessera/client");
     this.clock = tools.clock;
     this.metrics = isNoopMeter(tools.meter) ? undefined : new RequestMetrics(tools.meter);
+    this.onWarning = options.onWarning;
   }
 
   /** Sends `request`; resolves with the parsed body of a 2xx, else rejects with an {@link ApiError}. */
@@ -92,6 +100,7 @@ export class KubeTransport {
       this.metrics?.record(request.method, this.hostLabel(), answer?.code, (this.clock.now() - start) / 1000);
     }
     const { code, value } = answer;
+    if (this.onWarning) for (const warning of answer.warnings) this.onWarning(warning, context);
     if (code >= 200 && code < 300) return value as T;
     const status = (value as Status | undefined)?.kind === "Status" ? (value as Status) : undefined;
     const reason = status?.reason || statusReasonForHttpCode(code);

@@ -33,6 +33,7 @@ export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcil
 export type { ControllerBuilder, WatchOptions } from "./builder/controller-builder.js";
 export type {
   AdmissionWebhookPlugin,
+  AnyAdmissionWebhookPlugin,
   AdmissionContext,
   ValidationOutcome,
 } from "./webhook/admission-webhook-plugin.js";
@@ -45,7 +46,6 @@ export type {
   AdmissionResponse,
   AdmissionStatus,
   AdmissionUserInfo,
-  StatusCause,
 } from "./webhook/admission-review.js";
 export { defineConversion } from "./webhook/conversion.js";
 export type { Conversion, SpokeConversion, SpokeConversions } from "./webhook/conversion.js";

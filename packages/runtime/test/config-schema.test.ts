@@ -81,6 +81,7 @@ describe("the configuration schema", () => {
       TESSERA_SHARDING_RING: "ring",
       TESSERA_METRICS_CERT_FILE: "/c/tls.crt",
       TESSERA_METRICS_KEY_FILE: "/c/tls.key",
+      TESSERA_WEBHOOK_CERT_DIR: "/c/webhook-certs",
       TESSERA_METRICS_SECURE: "true",
       TESSERA_METRICS_BIND_ADDRESS: ":9443",
       TESSERA_METRICS_AUTH: "false",

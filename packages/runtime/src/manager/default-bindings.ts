@@ -143,9 +143,20 @@ function bindWebhookCertificateSource(container: Container): void {
 function bindClients(container: Container): void {
   container
     .bind(Transport)
-    .toDynamicValue(
-      (ctx) => new KubeTransport(use(ctx, Tokens.KubeConfig), { meter: use(ctx, Tokens.Meter) }),
-    )
+    .toDynamicValue((ctx) => {
+      const logger = withFields(use(ctx, Tokens.Logger), { component: "client" });
+      return new KubeTransport(use(ctx, Tokens.KubeConfig), {
+        meter: use(ctx, Tokens.Meter),
+        // As client-go's default WarningHandler: each warning the API server sends is logged.
+        onWarning: (warning, context) =>
+          logger.warn(`the API server warned: ${warning}`, {
+            verb: context.verb,
+            resource: context.resource,
+            ...(context.namespace !== undefined ? { namespace: context.namespace } : {}),
+            ...(context.name !== undefined ? { name: context.name } : {}),
+          }),
+      });
+    })
     .inSingletonScope();
   container
     .bind(Tokens.ApiClient)

@@ -228,7 +228,12 @@ export class Manager implements Runnable, Syncable {
       this.plugins.addConversion(plugin);
       return;
     }
-    if (plugin !== null && typeof plugin === "object" && typeof plugin.run === "function") {
+    if (
+      plugin !== null &&
+      typeof plugin === "object" &&
+      "run" in plugin &&
+      typeof plugin.run === "function"
+    ) {
       this.add(plugin, { needsLeader: plugin.needsLeader ?? true });
       return;
     }

@@ -5,7 +5,10 @@ import { ControllerBuilder, type ControllerDefinition } from "../builder/control
 import type { Reconciler } from "../reconcile/reconciler.js";
 import type { ManagedRunnable, PluginClass, ReconcilerPlugin } from "./plugin.js";
 import { UnboundTokenError } from "./unbound-token-error.js";
-import type { AdmissionWebhookPlugin } from "../webhook/admission-webhook-plugin.js";
+import type {
+  AdmissionWebhookPlugin,
+  AnyAdmissionWebhookPlugin,
+} from "../webhook/admission-webhook-plugin.js";
 import type { Conversion } from "../webhook/conversion.js";
 import { admissionDefinitionOf } from "../webhook/webhook-definition-of.js";
 import type { AdmissionWebhookDefinition } from "../webhook/webhook-definition.js";
@@ -47,7 +50,7 @@ export class PluginRegistry {
   private readonly controllers: PendingController[] = [];
   private readonly runnables: PendingRunnable[] = [];
   private readonly classes: AnyClass[] = [];
-  private readonly webhookClasses: PluginClass<AdmissionWebhookPlugin<never>, never[]>[] = [];
+  private readonly webhookClasses: PluginClass<AnyAdmissionWebhookPlugin, never[]>[] = [];
   private readonly conversionList: Conversion[] = [];
 
   constructor(private readonly container: Container) {}
@@ -57,7 +60,7 @@ export class PluginRegistry {
     this.bindClass(cls);
     const prototype = cls.prototype as Record<string, unknown>;
     if (typeof prototype["webhook"] === "function") {
-      this.webhookClasses.push(cls as PluginClass<AdmissionWebhookPlugin<never>, never[]>);
+      this.webhookClasses.push(cls as PluginClass<AnyAdmissionWebhookPlugin, never[]>);
     } else if (typeof prototype["reconcile"] === "function") {
       if (typeof prototype["controller"] !== "function") {
         throw new TypeError(

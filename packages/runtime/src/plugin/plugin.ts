@@ -3,8 +3,8 @@ import type { Runnable } from "@tessera/core";
 import type { KubeObject } from "@tessera/client";
 import type { ControllerBuilder } from "../builder/controller-builder.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
-import type { AdmissionWebhookPlugin } from "../webhook/admission-webhook-plugin.js";
-import type { Conversion } from "../webhook/conversion.js";
+import type { AnyAdmissionWebhookPlugin } from "../webhook/admission-webhook-plugin.js";
+import type { AnyConversion } from "../webhook/conversion.js";
 import type { Token } from "./tokens.js";
 
 /**
@@ -49,10 +49,8 @@ export interface ManagedRunnable extends Runnable<unknown> {
 /** What `manager.register` takes; `P` is a plugin class's constructor parameters, which its `inject` tokens must match. */
 export type Plugin<P extends readonly unknown[] = never[]> =
   | PluginClass<ReconcilerPlugin<never>, P>
-  // KubeObject, not never: a webhook's default() and a conversion's toHub() return the kind's
-  // object, which `never` would refuse (their parameters are method-bivariant, so any kind fits).
-  | PluginClass<AdmissionWebhookPlugin<KubeObject>, P>
+  | PluginClass<AnyAdmissionWebhookPlugin, P>
   | PluginClass<ManagedRunnable, P>
   | ContainerModule
   | ManagedRunnable
-  | Conversion<KubeObject>;
+  | AnyConversion;

@@ -1,4 +1,4 @@
-import type { StatusCause } from "./admission-review.js";
+import type { StatusCause } from "@tessera/client";
 
 /** A field and what is wrong with it: `{ field: "spec.replicas", message: "must be at least 1" }`. */
 export interface FieldCause {

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@tessera/client";
+import type { KubeObject, StatusCause } from "@tessera/client";
 import type { AdmissionOperation } from "./webhook-definition.js";
 import { WebhookRequestError } from "./webhook-request-error.js";
 
@@ -35,15 +35,6 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
   readonly dryRun?: boolean;
   /** The operation's options (CreateOptions, UpdateOptions, DeleteOptions). */
   readonly options?: Readonly<Record<string, unknown>>;
-}
-
-/** A field of the object and what is wrong with it, as the API server's `Invalid` errors list them. */
-export interface StatusCause {
-  /** Machine-readable: `FieldValueInvalid`, `FieldValueRequired`, ... (default `FieldValueInvalid`). */
-  readonly reason?: string;
-  readonly message: string;
-  /** The field's path, e.g. `spec.replicas`. */
-  readonly field?: string;
 }
 
 /** The `result` of a refused admission: a metav1.Status in short. */
@@ -84,7 +75,7 @@ const OPERATIONS: ReadonlySet<string> = new Set(["CREATE", "UPDATE", "DELETE", "
  * 400) saying what is wrong; never anything else, whatever the input.
  */
 export function decodeAdmissionReview(body: string): AdmissionRequest {
-  const review = parseJsonObject(body, "AdmissionReview");
+  const review = parseJsonObject(body, "an AdmissionReview");
   if (review["apiVersion"] !== ADMISSION_REVIEW_API_VERSION || review["kind"] !== "AdmissionReview") {
     throw new WebhookRequestError(
       400,
@@ -138,11 +129,11 @@ export function parseJsonObject(body: string, what: string): Record<string, unkn
   } catch (error) {
     throw new WebhookRequestError(
       400,
-      `the body is not JSON (${(error as Error).message}); expected a ${what}`,
+      `the body is not JSON (${(error as Error).message}); expected ${what}`,
     );
   }
   if (!isObject(parsed)) {
-    throw new WebhookRequestError(400, `the body is JSON ${describe(parsed)}, not a ${what} object`);
+    throw new WebhookRequestError(400, `the body is JSON ${describe(parsed)}, not ${what} object`);
   }
   return parsed;
 }

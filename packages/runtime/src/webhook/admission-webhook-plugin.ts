@@ -63,3 +63,15 @@ export interface AdmissionWebhookPlugin<T extends KubeObject = KubeObject> {
   /** Called with the object as stored (DELETE sends no new object). */
   validateDelete?(object: T, ctx: AdmissionContext<T>): ValidationOutcome | Promise<ValidationOutcome>;
 }
+
+/**
+ * An admission webhook plugin of any kind, as `manager.register` and the
+ * registry take it (a plugin's methods take its own kind's objects).
+ */
+export interface AnyAdmissionWebhookPlugin {
+  webhook(on: WebhookBuilder): WebhookBuilder<never>;
+  default?(object: never, ctx: never): unknown;
+  validateCreate?(object: never, ctx: never): unknown;
+  validateUpdate?(object: never, oldObject: never, ctx: never): unknown;
+  validateDelete?(object: never, ctx: never): unknown;
+}

@@ -36,7 +36,7 @@ export interface ConversionReview {
  * never anything else, whatever the input.
  */
 export function decodeConversionReview(body: string): ConversionRequest {
-  const review = parseJsonObject(body, "ConversionReview");
+  const review = parseJsonObject(body, "a ConversionReview");
   if (review["apiVersion"] !== CONVERSION_REVIEW_API_VERSION || review["kind"] !== "ConversionReview") {
     throw new WebhookRequestError(
       400,

@@ -88,3 +88,6 @@ export function isConversion(value: unknown): value is Conversion {
   const definition = (value as { definition?: { type?: unknown } }).definition;
   return definition?.type === "conversion" && "spokes" in value && "hub" in value;
 }
+
+/** A conversion of any kind, as `manager.register` takes it (its functions' types are the hub's and spokes' own). */
+export type AnyConversion = Pick<Conversion, "definition">;

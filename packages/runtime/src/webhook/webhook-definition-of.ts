@@ -1,4 +1,4 @@
-import type { AdmissionWebhookPlugin } from "./admission-webhook-plugin.js";
+import type { AnyAdmissionWebhookPlugin } from "./admission-webhook-plugin.js";
 import { isConversion, type Conversion } from "./conversion.js";
 import { WebhookBuilder, type WebhookMethods } from "./webhook-builder.js";
 import type {
@@ -7,7 +7,7 @@ import type {
   WebhookDefinition,
 } from "./webhook-definition.js";
 
-type AdmissionWebhookLike = Pick<AdmissionWebhookPlugin<never>, "webhook">;
+type AdmissionWebhookLike = Pick<AnyAdmissionWebhookPlugin, "webhook">;
 
 /** What an admission webhook plugin implements, read from its methods (its prototype's, for a class). */
 export function webhookMethodsOf(plugin: object): WebhookMethods {
