@@ -6,6 +6,7 @@ import {
 import { CliError } from "./cli-error.js";
 import type { ConversionService } from "./crd.js";
 import { versionNames, type ApiKind } from "./kind-versions.js";
+import { conversionName } from "./webhook-scaffold.js";
 import type { ProjectConfig } from "./project-config.js";
 
 /**
@@ -77,22 +78,27 @@ function missingConversion(kind: ApiKind): string {
     const n = versionNames(kind, s);
     return (
       `    ${s.header.version}: {\n` +
-      `      toHub: (from: ${n.type}): ${hub.type} => ({ ...from, apiVersion: "${kind.group}/${kind.storage.header.version}" }),\n` +
-      `      fromHub: (hub: ${hub.type}): ${n.type} => ({ ...hub, apiVersion: "${kind.group}/${s.header.version}" }),\n` +
+      `      toHub: (from: ${n.type}): ${hub.type} => ({ ...from }),\n` +
+      `      fromHub: (hub: ${hub.type}): ${n.type} => ({ ...hub }),\n` +
       `    },\n`
     );
   });
-  const types = [hub.type, ...spokes.map((s) => versionNames(kind, s).type)];
+  const name = conversionName(kind);
   return (
     `${crd} has versions ${versions} and no conversion between them: the API server stores ` +
     `${kind.storage.header.version} and would serve it as the others unconverted. ` +
     `Run \`tessera create webhook ${kind.names.kind} --conversion\`, which writes ` +
     `src/webhooks/${kind.names.singular}-conversion.ts and lists it, or write it yourself:\n` +
     `  import { defineConversion } from "@tessera/runtime";\n` +
-    `  import { ${hub.handle}, ${types.map((t) => `type ${t}`).join(", ")} } from "../generated/index.js";\n` +
-    `  export const ${kind.names.kind}Conversion = defineConversion(${hub.handle}, {\n` +
+    `  import { ${hub.handle}, type ${hub.type} } from "../generated/${hub.module}.js";\n` +
+    spokes
+      .map((s) => versionNames(kind, s))
+      .map((n) => `  import type { ${n.type} } from "../generated/${n.module}.js";\n`)
+      .join("") +
+    `  export const ${name} = defineConversion(${hub.handle}, {\n` +
     entries.join("") +
     `  });\n` +
-    `and list it in src/webhooks/index.ts: export const webhooks = [..., ${kind.names.kind}Conversion] as const;`
+    `and list it in src/webhooks/index.ts (export const webhooks = [..., ${name}] as const;), ` +
+    `registered in src/main.ts (manager.register(...reconcilers).register(...webhooks))`
   );
 }

@@ -195,7 +195,7 @@ describe("API versions", () => {
         e.message.includes("tessera create webhook Widget --conversion") &&
         e.message.includes("defineConversion(Widgets, {") &&
         e.message.includes("toHub: (from: WidgetV1): Widget =>") &&
-        e.message.includes("export const webhooks = [..., WidgetConversion] as const;"),
+        e.message.includes("export const webhooks = [..., widgetConversion] as const;"),
     );
     assert.equal(conversionsOf(kinds, [conversion("v1alpha1", ["v1"])]).get(kinds[0]!)?.path, "/convert");
     assert.throws(
