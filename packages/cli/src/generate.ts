@@ -17,7 +17,11 @@ import { readControllerDeclarations } from "./controller-declarations.js";
 import { customResourceDefinition, type ConversionService } from "./crd.js";
 import { conversionService, conversionsOf } from "./crd-conversion.js";
 import { groupKindVersions, versionNames, type ApiKind } from "./kind-versions.js";
-import { readWebhookDeclarations, WEBHOOK_LIST_MODULE } from "./webhook-declarations.js";
+import {
+  checkEveryWebhookListed,
+  readWebhookDeclarations,
+  WEBHOOK_LIST_MODULE,
+} from "./webhook-declarations.js";
 import {
   WEBHOOK_COMPONENT_DIR,
   WEBHOOK_FILES,
@@ -157,6 +161,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       compileProject(work);
       controllers = await readControllerDeclarations(work, config.mode);
       if (hasWebhookList) webhooks = await readWebhookDeclarations(work);
+      else checkEveryWebhookListed(work, []);
       // Checked here, so that its error says what was and was not written.
       conversionsOf(kinds, webhooks);
     } catch (err) {

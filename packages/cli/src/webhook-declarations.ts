@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { WebhookDefinition } from "@tessera/runtime/codegen";
 import { CliError } from "./cli-error.js";
+import { findClasses } from "./reconciler-classes.js";
 
 /** The module where a project lists its webhooks, relative to the project. */
 export const WEBHOOK_LIST_MODULE = "src/webhooks/index.ts";
@@ -52,6 +53,10 @@ export async function readWebhookDeclarations(dir: string): Promise<WebhookDefin
       1,
     );
   }
+  checkEveryWebhookListed(
+    dir,
+    (listed as unknown[]).flatMap((e) => (typeof e === "function" ? [(e as { name: string }).name] : [])),
+  );
   return (listed as unknown[]).map((entry, i) => {
     const at = `${WEBHOOK_LIST_MODULE}: ${WEBHOOK_LIST}[${i}]`;
     if (entry === undefined) {
@@ -68,4 +73,45 @@ export async function readWebhookDeclarations(dir: string): Promise<WebhookDefin
       throw new CliError(`${at}: ${(err as Error).message}`);
     }
   });
+}
+
+const ADMISSION_METHODS = ["default", "validateCreate", "validateUpdate", "validateDelete"];
+
+/**
+ * Throws a {@link CliError} naming each admission webhook plugin class of
+ * the project (a class under `src/` with `webhook()` and a `default()` or
+ * `validate*()`) that `listed` (the names of the listed classes) leaves out,
+ * with its file and the lines that list it: the manager would not serve it
+ * and generate would register no configuration for it.
+ */
+export function checkEveryWebhookListed(dir: string, listed: readonly string[]): void {
+  const missing = findClasses(
+    dir,
+    (members) => members.has("webhook") && ADMISSION_METHODS.some((m) => members.has(m)),
+  ).filter((c) => !listed.includes(c.name));
+  if (missing.length === 0) return;
+  const imports = missing.map((c) => {
+    const from = relative(dirname(WEBHOOK_LIST_MODULE), c.file.replace(/\.tsx?$/, ".js"))
+      .split("\\")
+      .join("/");
+    const specifier = from.startsWith(".") ? from : `./${from}`;
+    return c.exported === "default"
+      ? `import ${c.name} from "${specifier}";`
+      : `import { ${c.name} } from "${specifier}";`;
+  });
+  throw new CliError(
+    `${missing.length === 1 ? "a webhook plugin is" : `${missing.length} webhook plugins are`} not listed in ${WEBHOOK_LIST_MODULE}, ` +
+      `so the operator would not serve it and generate would register no webhook configuration for it:\n` +
+      missing
+        .map(
+          (c) =>
+            `  ${c.file}: class ${c.name} has webhook() and default() or validate*() methods` +
+            (c.exported ? "" : ", and its module does not export it (export it)"),
+        )
+        .join("\n") +
+      `\nList it in ${WEBHOOK_LIST_MODULE} (main.ts registers that list: manager.register(...reconcilers).register(...${WEBHOOK_LIST})):\n` +
+      imports.map((line) => `  ${line}\n`).join("") +
+      `  export const ${WEBHOOK_LIST} = [${[...listed, ...missing.map((c) => c.name)].join(", ")}] as const;\n` +
+      `(A class that is not a webhook to serve, such as a base class, can be made abstract instead.)`,
+  );
 }

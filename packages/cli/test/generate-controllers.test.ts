@@ -264,6 +264,28 @@ describe("tessera generate with versions and webhooks, on a copy of examples/web
     assert.match(rbac, /resourceNames:\n {6}- webapp-webhook-server-cert/);
     assert.equal(tessera("generate", "--check").status, 0, "a second generate changes nothing");
 
+    // A webhook plugin the list leaves out would be neither served nor registered: named, with the lines to add.
+    writeFileSync(
+      join(project, "src/webhooks/audit.ts"),
+      [
+        'import type { WebhookBuilder } from "@tessera/runtime";',
+        'import { WebApps } from "../generated/webapp.js";',
+        "export class AuditWebhook {",
+        "  webhook(on: WebhookBuilder) {",
+        "    return on.for(WebApps);",
+        "  }",
+        "  validateDelete() {}",
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const unlistedPlugin = tessera("generate");
+    assert.equal(unlistedPlugin.status, 2, unlistedPlugin.out);
+    assert.match(unlistedPlugin.out, /a webhook plugin is not listed in src\/webhooks\/index\.ts/);
+    assert.match(unlistedPlugin.out, /src\/webhooks\/audit\.ts: class AuditWebhook has webhook\(\)/);
+    assert.match(unlistedPlugin.out, /export const webhooks = \[WebAppWebhook, AuditWebhook\] as const;/);
+    rmSync(join(project, "src/webhooks/audit.ts"));
+
     // Without the Component in the base, the webhooks would not be deployed: generate says what to add.
     const kustomization = join(project, "deploy/base/kustomization.yaml");
     writeFileSync(
