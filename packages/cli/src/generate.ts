@@ -133,7 +133,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     ...(hasChart
       ? kinds.filter((k) => k.versions.length > 1).map((k) => crdPath(k).replace("deploy/base/", "chart/"))
       : []),
-    ...(hasWebhookList ? WEBHOOK_FILES : []),
+    ...(hasWebhookList ? WEBHOOK_FILES.filter((f) => hasChart || !f.startsWith("chart/")) : []),
     RBAC_FILE,
     ...(hasChart ? [CHART_RBAC_FILE] : []),
   ];
@@ -196,7 +196,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       files.set(crdPath(kind), crdText(kind, conversionService(config, conversions.get(kind))));
     }
     chartCopies();
-    const webhookFiles = webhookManifests(config, webhooks, [...conversions.keys()]);
+    const webhookFiles = webhookManifests(config, webhooks, [...conversions.keys()], { chart: hasChart });
     for (const [path, content] of webhookFiles.files) files.set(path, content);
     if (webhookFiles.files.size > 0) checkComponentListed(dir);
     const rules = withWebhookRules(derivedRules, webhookFiles.rules);

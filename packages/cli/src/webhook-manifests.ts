@@ -26,12 +26,16 @@ export const MOUNTED_CERT_ENV: readonly { name: string; value: string }[] = [
   { name: "TESSERA_WEBHOOK_CERT_DIR", value: MOUNTED_CERT_DIR },
 ];
 
-/** Every file {@link webhookManifestFiles} may write, relative to the project. */
+/** The chart's webhook configurations and Service, for a project made with `--helm`. */
+export const CHART_WEBHOOKS_FILE = "chart/templates/webhooks.yaml";
+
+/** Every file {@link webhookManifests} may write, relative to the project. */
 export const WEBHOOK_FILES: readonly string[] = [
   `${WEBHOOK_COMPONENT_DIR}/kustomization.yaml`,
   `${WEBHOOK_COMPONENT_DIR}/manifests.yaml`,
   `${CERT_MANAGER_OVERLAY_DIR}/kustomization.yaml`,
   `${CERT_MANAGER_OVERLAY_DIR}/certificate.yaml`,
+  CHART_WEBHOOKS_FILE,
 ];
 
 const YAML_OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
@@ -63,18 +67,114 @@ export function webhookManifests(
   config: ProjectConfig,
   webhooks: readonly WebhookDefinition[],
   converted: readonly ApiKind[],
+  options: { readonly chart?: boolean } = {},
 ): WebhookManifests {
   if (webhooks.length === 0) return { files: new Map(), rules: { cluster: [], namespace: [] } };
   const names = webhookResourceNames(config.name);
   const admission = webhooks.filter((w): w is AdmissionWebhookDefinition => w.type === "admission");
   const mutating = admission.filter((w) => w.mutatingPath !== undefined);
   const validating = admission.filter((w) => w.validatingPath !== undefined);
+  const docs = webhookObjects(config, config.namespace, mutating, validating, "webhook-server");
+
+  const component = {
+    apiVersion: "kustomize.config.k8s.io/v1alpha1",
+    kind: "Component",
+    resources: ["manifests.yaml"],
+    patches: [
+      {
+        target: { kind: "Deployment", name: config.name },
+        // Strategic merge: the container and its ports are merged by name and port.
+        patch: stringify(
+          {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            metadata: { name: config.name },
+            spec: {
+              template: {
+                spec: {
+                  containers: [
+                    {
+                      name: "operator",
+                      ports: [
+                        { name: "webhook-server", containerPort: WEBHOOK_SERVER_PORT, protocol: "TCP" },
+                      ],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+          YAML_OPTIONS,
+        ),
+      },
+    ],
+  };
+
+  const files = new Map<string, string>([
+    [`${WEBHOOK_COMPONENT_DIR}/kustomization.yaml`, HEADER + stringify(component, YAML_OPTIONS)],
+    [
+      `${WEBHOOK_COMPONENT_DIR}/manifests.yaml`,
+      HEADER + docs.map((d) => stringify(d, YAML_OPTIONS)).join("---\n"),
+    ],
+    ...certManagerOverlay(config, mutating.length > 0, validating.length > 0, converted),
+  ]);
+  if (options.chart) {
+    // The chart's Deployment is the project's own template: the Service names the port by number.
+    const chartDocs = webhookObjects(
+      config,
+      "{{ .Release.Namespace }}",
+      mutating,
+      validating,
+      WEBHOOK_SERVER_PORT,
+    );
+    files.set(CHART_WEBHOOKS_FILE, HEADER + chartDocs.map((d) => stringify(d, YAML_OPTIONS)).join("---\n"));
+  }
+
+  const crds = converted.map((k) => `${k.names.plural}.${k.group}`).sort();
+  const cluster: PolicyRule[] = [
+    ...(mutating.length
+      ? [rule("admissionregistration.k8s.io", "mutatingwebhookconfigurations", [names.mutatingConfiguration])]
+      : []),
+    ...(validating.length
+      ? [
+          rule("admissionregistration.k8s.io", "validatingwebhookconfigurations", [
+            names.validatingConfiguration,
+          ]),
+        ]
+      : []),
+    ...(crds.length ? [rule("apiextensions.k8s.io", "customresourcedefinitions", crds)] : []),
+  ];
+  const namespace: PolicyRule[] = [
+    { apiGroups: [""], resources: ["secrets"], resourceNames: [names.secret], verbs: ["get", "update"] },
+    // The API server cannot restrict a create by name (the request names no object yet).
+    { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+  ];
+  return { files, rules: { cluster, namespace } };
+}
+
+function rule(group: string, resource: string, resourceNames: string[]): PolicyRule {
+  return { apiGroups: [group], resources: [resource], resourceNames, verbs: ["get", "patch"] };
+}
+
+/**
+ * The webhook configurations and the Service, for an operator in
+ * `namespace` (a name, or Helm's `{{ .Release.Namespace }}`), the Service
+ * sending 443 to `targetPort` on its Pods.
+ */
+function webhookObjects(
+  config: ProjectConfig,
+  namespace: string,
+  mutating: readonly AdmissionWebhookDefinition[],
+  validating: readonly AdmissionWebhookDefinition[],
+  targetPort: string | number,
+): Record<string, unknown>[] {
+  const names = webhookResourceNames(config.name);
   const service = (path: string) => ({
-    service: { namespace: config.namespace, name: names.service, path, port: 443 },
+    service: { namespace, name: names.service, path, port: 443 },
   });
   // The API server skips the operator's own namespace: its Pods, Secret and Leases never wait for its webhooks.
   const namespaceSelector = {
-    matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "NotIn", values: [config.namespace] }],
+    matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "NotIn", values: [namespace] }],
   };
   const entry = (w: AdmissionWebhookDefinition, type: "m" | "v") => {
     const plural =
@@ -124,80 +224,14 @@ export function webhookManifests(
   docs.push({
     apiVersion: "v1",
     kind: "Service",
-    metadata: { name: names.service, namespace: config.namespace, labels: podLabels },
+    metadata: { name: names.service, namespace: namespace, labels: podLabels },
     spec: {
       selector: podLabels,
-      ports: [{ name: "webhook", port: 443, targetPort: "webhook-server", protocol: "TCP" }],
+      ports: [{ name: "webhook", port: 443, targetPort, protocol: "TCP" }],
     },
   });
 
-  const component = {
-    apiVersion: "kustomize.config.k8s.io/v1alpha1",
-    kind: "Component",
-    resources: ["manifests.yaml"],
-    patches: [
-      {
-        target: { kind: "Deployment", name: config.name },
-        // Strategic merge: the container and its ports are merged by name and port.
-        patch: stringify(
-          {
-            apiVersion: "apps/v1",
-            kind: "Deployment",
-            metadata: { name: config.name },
-            spec: {
-              template: {
-                spec: {
-                  containers: [
-                    {
-                      name: "operator",
-                      ports: [
-                        { name: "webhook-server", containerPort: WEBHOOK_SERVER_PORT, protocol: "TCP" },
-                      ],
-                    },
-                  ],
-                },
-              },
-            },
-          },
-          YAML_OPTIONS,
-        ),
-      },
-    ],
-  };
-
-  const files = new Map<string, string>([
-    [`${WEBHOOK_COMPONENT_DIR}/kustomization.yaml`, HEADER + stringify(component, YAML_OPTIONS)],
-    [
-      `${WEBHOOK_COMPONENT_DIR}/manifests.yaml`,
-      HEADER + docs.map((d) => stringify(d, YAML_OPTIONS)).join("---\n"),
-    ],
-    ...certManagerOverlay(config, mutating.length > 0, validating.length > 0, converted),
-  ]);
-
-  const crds = converted.map((k) => `${k.names.plural}.${k.group}`).sort();
-  const cluster: PolicyRule[] = [
-    ...(mutating.length
-      ? [rule("admissionregistration.k8s.io", "mutatingwebhookconfigurations", [names.mutatingConfiguration])]
-      : []),
-    ...(validating.length
-      ? [
-          rule("admissionregistration.k8s.io", "validatingwebhookconfigurations", [
-            names.validatingConfiguration,
-          ]),
-        ]
-      : []),
-    ...(crds.length ? [rule("apiextensions.k8s.io", "customresourcedefinitions", crds)] : []),
-  ];
-  const namespace: PolicyRule[] = [
-    { apiGroups: [""], resources: ["secrets"], resourceNames: [names.secret], verbs: ["get", "update"] },
-    // The API server cannot restrict a create by name (the request names no object yet).
-    { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
-  ];
-  return { files, rules: { cluster, namespace } };
-}
-
-function rule(group: string, resource: string, resourceNames: string[]): PolicyRule {
-  return { apiGroups: [group], resources: [resource], resourceNames, verbs: ["get", "patch"] };
+  return docs;
 }
 
 /** `rules` with the webhooks' rules added after the controllers'. */

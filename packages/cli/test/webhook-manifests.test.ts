@@ -240,6 +240,23 @@ describe("tessera generate: the webhooks' manifests", () => {
     ]);
   });
 
+  it("in a chart, are templated on the release's namespace, the Service naming the port by number", () => {
+    const chart = webhookManifests(config, webhooks, [widgetKind()], { chart: true });
+    const text = chart.files.get("chart/templates/webhooks.yaml")!;
+    const objects = docs(text);
+    assert.deepEqual(
+      objects.map((d) => d.kind),
+      ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Service"],
+    );
+    assert.equal(objects[2]!.metadata.namespace, "{{ .Release.Namespace }}");
+    assert.deepEqual((objects[2]!.spec as { ports: { targetPort: number }[] }).ports[0]!.targetPort, 9443);
+    for (const w of objects.flatMap((d) => d.webhooks ?? [])) {
+      assert.equal(w.clientConfig.service.namespace, "{{ .Release.Namespace }}");
+      assert.deepEqual(w.namespaceSelector.matchExpressions[0]!.values, ["{{ .Release.Namespace }}"]);
+    }
+    assert.ok(!out.files.has("chart/templates/webhooks.yaml"), "only with a chart");
+  });
+
   it("are nothing at all without webhooks", () => {
     const none = webhookManifests(config, [], []);
     assert.equal(none.files.size, 0);

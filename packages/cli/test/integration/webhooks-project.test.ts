@@ -36,7 +36,7 @@ describe("a generated project with webhooks and two versions, as a user adds the
 
   it("scaffolds, adds webhooks and a version with its conversion, and its own npm test passes", () => {
     const steps: [string, string[], string][] = [
-      ["new", ["new", project, "--group", "toys.example.com", "--kind", "Gizmo", "--yes"], root],
+      ["new", ["new", project, "--group", "toys.example.com", "--kind", "Gizmo", "--helm", "--yes"], root],
       ["create webhook", ["create", "webhook", "Gizmo", "--defaulting", "--validation"], project],
       ["create api --version", ["create", "api", "Gizmo", "--version", "v1"], project],
       ["create webhook --conversion", ["create", "webhook", "Gizmo", "--conversion"], project],
@@ -118,6 +118,33 @@ describe("a generated project with webhooks and two versions, as a user adds the
           );
         }
       }
+      // The chart, rendered by Helm's engine into another namespace, is taken too.
+      const chart = spawnSync(render, ["helm", join(project, "chart"), "release", "helm-release"], {
+        encoding: "utf8",
+      });
+      assert.equal(chart.status, 0, chart.stderr);
+      const chartDocs = parseAllDocuments(chart.stdout)
+        .map((d) => d.toJS() as Manifest | null)
+        .filter((d): d is Manifest => d !== null);
+      const chartKinds = chartDocs.map((d) => d.kind);
+      for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Service"])
+        assert.ok(chartKinds.includes(kind), `the chart renders a ${kind}: ${chartKinds.join(", ")}`);
+      await applyManifest(env.cp, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "helm-release" },
+      });
+      const order = (d: Manifest) => (d.kind === "CustomResourceDefinition" ? 0 : 1);
+      for (const doc of chartDocs.sort((a, b) => order(a) - order(b))) {
+        const res = await applyManifest(env.cp, doc);
+        assert.ok(
+          res.status === 200 || res.status === 201,
+          `chart: apply ${doc.kind} ${doc.metadata.name}: ${res.status} ${res.body}`,
+        );
+      }
+      const service = chartDocs.find((d) => d.kind === "Service")!;
+      assert.equal(service.metadata.namespace, "helm-release");
+
       // cert-manager's own kinds are not on this apiserver: the overlay is checked as rendered.
       const withCertManager = rendered("deploy/overlays/cert-manager");
       const injected = withCertManager
@@ -159,6 +186,7 @@ const PLURALS: Record<string, string> = {
   RoleBinding: "rolebindings",
   Deployment: "deployments",
   PodDisruptionBudget: "poddisruptionbudgets",
+  HorizontalPodAutoscaler: "horizontalpodautoscalers",
   MutatingWebhookConfiguration: "mutatingwebhookconfigurations",
   ValidatingWebhookConfiguration: "validatingwebhookconfigurations",
 };
