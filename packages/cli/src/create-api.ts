@@ -42,7 +42,7 @@ export interface CreateApiResult {
  * `tessera generate` next (the CLI does) to get its types, CRD and RBAC.
  *
  * For a kind the project has, with `version`: adds that version (see
- * {@link addApiVersion}); its reconciler stays as it is, on the stored version.
+ * `addApiVersion`); its reconciler stays as it is, on the stored version.
  */
 export function createApi(options: CreateApiOptions): CreateApiResult {
   const dir = resolve(options.dir);

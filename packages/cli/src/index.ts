@@ -24,6 +24,7 @@ export type { PrinterColumn, ConversionService } from "./crd.js";
 export { groupKindVersions, versionNames, compareVersions } from "./kind-versions.js";
 export type { ApiKind, VersionNames } from "./kind-versions.js";
 export { webhookManifests } from "./webhook-manifests.js";
+export type { ProjectConfig } from "./project-config.js";
 export type { WebhookManifests } from "./webhook-manifests.js";
 export { deriveRules, rbacManifests } from "./rbac.js";
 export type { PolicyRule, ControllerDeclaration, DerivedRules, ResourceRef } from "./rbac.js";
