@@ -11,24 +11,52 @@ import { CONTROLLER_LIST, CONTROLLER_LIST_MODULE } from "./reconciler-classes.js
  * to add to.
  */
 export function withReconcilerListed(dir: string, className: string, module: string): string {
-  const file = join(dir, CONTROLLER_LIST_MODULE);
-  const importLine = `import { ${className} } from "./${module}.js";`;
-  if (!existsSync(file)) {
-    return [
-      "// The operator's reconcilers, listed once: main.ts registers each one, and",
-      "// `tessera generate` derives the RBAC from what each declares.",
-      importLine,
-      "",
-      `export const ${CONTROLLER_LIST} = [${className}] as const;`,
-      "",
-    ].join("\n");
+  return withListed(
+    dir,
+    {
+      module: CONTROLLER_LIST_MODULE,
+      list: CONTROLLER_LIST,
+      header: [
+        "// The operator's reconcilers, listed once: main.ts registers each one, and",
+        "// `tessera generate` derives the RBAC from what each declares.",
+      ],
+    },
+    className,
+    module,
+  );
+}
+
+/** A module that lists what the operator registers: where it is, the list's name, the comment of a new one. */
+export interface ListModule {
+  /** Relative to the project, e.g. `src/webhooks/index.ts`. */
+  readonly module: string;
+  readonly list: string;
+  readonly header: readonly string[];
+}
+
+/**
+ * The text of `of.module` with `name` (exported by `./<module>.js`) imported
+ * and appended to its `export const <list> = [...]`; the whole module when
+ * the project has none yet. Throws, naming the lines to write by hand, when
+ * the module does not hold the list to add to.
+ */
+export function withListed(dir: string, of: ListModule, name: string, module: string): string {
+  const file = join(dir, of.module);
+  return listAppended(existsSync(file) ? readFileSync(file, "utf8") : undefined, of, name, module);
+}
+
+/** What {@link withListed} does, on the module's text (undefined: there is none yet). */
+export function listAppended(text: string | undefined, of: ListModule, name: string, module: string): string {
+  const importLine = `import { ${name} } from "./${module}.js";`;
+  const className = name;
+  if (text === undefined) {
+    return [...of.header, importLine, "", `export const ${of.list} = [${name}] as const;`, ""].join("\n");
   }
-  const text = readFileSync(file, "utf8");
-  const list = new RegExp(`export const ${CONTROLLER_LIST}\\b[^=]*=\\s*\\[([^\\]]*)\\]`).exec(text);
+  const list = new RegExp(`export const ${of.list}\\b[^=]*=\\s*\\[([^\\]]*)\\]`).exec(text);
   if (!list) {
     throw new CliError(
-      `${CONTROLLER_LIST_MODULE} has no \`export const ${CONTROLLER_LIST} = [...]\` to add ${className} to; nothing was written. ` +
-        `List it there yourself:\n  ${importLine}\n  export const ${CONTROLLER_LIST} = [..., ${className}];\nthen run this again.`,
+      `${of.module} has no \`export const ${of.list} = [...]\` to add ${className} to; nothing was written. ` +
+        `List it there yourself:\n  ${importLine}\n  export const ${of.list} = [..., ${className}];\nthen run this again.`,
     );
   }
   const items = list[1]!;

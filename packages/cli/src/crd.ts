@@ -1,3 +1,4 @@
+import type { ApiKind } from "./kind-versions.js";
 import { isObject, type KindSchema, type SchemaNode } from "./schema-file.js";
 
 /** One `additionalPrinterColumns` entry. */
@@ -48,22 +49,36 @@ function columnType(node: SchemaNode): string {
   return "string";
 }
 
+/** Where the API server sends a kind's ConversionReviews: the operator's webhook Service. */
+export interface ConversionService {
+  readonly namespace: string;
+  /** The Service's name (`webhookResourceNames(operator).service`). */
+  readonly name: string;
+  /** `CONVERSION_WEBHOOK_PATH`. */
+  readonly path: string;
+}
+
 /**
- * The CustomResourceDefinition of one kind: one served and stored version,
- * the status subresource when the schema has a `status` property, printer
- * columns, and the schema itself.
+ * The CustomResourceDefinition of one kind: each version served (unless its
+ * header says `"served": false`), the one stored marked so, each with the
+ * status subresource when its schema has a `status` property, its printer
+ * columns and its schema. With `conversion`, the API server converts between
+ * versions by calling the operator's webhook (`strategy: Webhook`,
+ * ConversionReview v1); its CA bundle is written by the operator at run time
+ * (or by cert-manager's CA injector).
  */
-export function customResourceDefinition(schema: KindSchema): Record<string, unknown> {
-  const { header, names } = schema;
-  const properties = isObject(schema.openAPIV3Schema["properties"])
-    ? schema.openAPIV3Schema["properties"]
-    : {};
+export function customResourceDefinition(
+  kind: ApiKind,
+  conversion?: ConversionService,
+): Record<string, unknown> {
+  const { names, storage } = kind;
+  const header = storage.header;
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
-    metadata: { name: `${names.plural}.${header.group}` },
+    metadata: { name: `${names.plural}.${kind.group}` },
     spec: {
-      group: header.group,
+      group: kind.group,
       names: {
         kind: names.kind,
         listKind: names.listKind,
@@ -72,17 +87,38 @@ export function customResourceDefinition(schema: KindSchema): Record<string, unk
         ...(header.shortNames ? { shortNames: [...header.shortNames] } : {}),
         ...(header.categories ? { categories: [...header.categories] } : {}),
       },
-      scope: header.scope,
-      versions: [
-        {
-          name: header.version,
-          served: true,
-          storage: true,
+      scope: kind.scope,
+      versions: kind.versions.map((schema) => {
+        const properties = isObject(schema.openAPIV3Schema["properties"])
+          ? schema.openAPIV3Schema["properties"]
+          : {};
+        return {
+          name: schema.header.version,
+          served: schema.header.served ?? true,
+          storage: schema === storage,
           ...("status" in properties ? { subresources: { status: {} } } : {}),
           additionalPrinterColumns: printerColumns(schema),
           schema: { openAPIV3Schema: schema.openAPIV3Schema },
-        },
-      ],
+        };
+      }),
+      ...(conversion
+        ? {
+            conversion: {
+              strategy: "Webhook",
+              webhook: {
+                conversionReviewVersions: ["v1"],
+                clientConfig: {
+                  service: {
+                    namespace: conversion.namespace,
+                    name: conversion.name,
+                    path: conversion.path,
+                    port: 443,
+                  },
+                },
+              },
+            },
+          }
+        : {}),
     },
   };
 }

@@ -6,6 +6,7 @@ import { generate } from "./generate.js";
 import { checkGroup, checkProjectName, checkVersion, kindNames, kindTokens } from "./names.js";
 import { packTessera, TESSERA_PACKAGES, type TesseraSource } from "./tessera-packages.js";
 import { importedPackages, tesseraDependencyRange } from "./project-dependencies.js";
+import { groupKindVersions, versionNames } from "./kind-versions.js";
 import { readKindSchema } from "./schema-file.js";
 import { kindTypeScript } from "./typescript-types.js";
 import { validatorModule } from "./validator-code.js";
@@ -159,9 +160,14 @@ function install(dir: string, command: readonly string[], detail: (line: string)
 async function addImportedDependencies(dir: string, files: string[], source: TesseraSource): Promise<void> {
   const read = (f: string) => readFileSync(join(dir, f), "utf8");
   const src = files.filter((f) => f.startsWith("src/") && /\.tsx?$/.test(f)).map(read);
-  for (const schema of files.filter((f) => f.startsWith("schemas/") && f.endsWith(".schema.json"))) {
-    const kind = readKindSchema(join(dir, schema));
-    src.push(await kindTypeScript(kind), validatorModule(kind));
+  const schemas = files
+    .filter((f) => f.startsWith("schemas/") && f.endsWith(".schema.json"))
+    .map((f) => readKindSchema(join(dir, f)));
+  for (const kind of groupKindVersions(schemas)) {
+    for (const version of kind.versions) {
+      const names = versionNames(kind, version);
+      src.push(await kindTypeScript(version, names), validatorModule(version, names));
+    }
   }
   const test = files.filter((f) => f.startsWith("test/") && /\.tsx?$/.test(f)).map(read);
   const runtime = importedPackages(src.join("\n"));

@@ -2,7 +2,9 @@ import { readdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { CliError } from "./cli-error.js";
+import { findKind } from "./api-version.js";
 import { createApi } from "./create-api.js";
+import { createWebhook } from "./create-webhook.js";
 import { generate } from "./generate.js";
 import { newProject } from "./new-project.js";
 import { readKindSchema } from "./schema-file.js";
@@ -95,25 +97,84 @@ export function buildProgram(): Command {
   const create = program.command("create").description("add to an existing project");
   create
     .command("api")
-    .description("add a kind: its schema, a reconciler and a test; then regenerate")
-    .argument("<Kind>", "kind of the new custom resource, UpperCamelCase", (v: string) => v)
-    .option("--group <group>", "API group; default: the group of the project's first schema")
-    .option("--version <version>", "API version", "v1alpha1")
+    .description(
+      "add a kind: its schema, a reconciler and a test; or, for a kind the project has, a version (--version); then regenerate",
+    )
+    .argument("<Kind>", "kind of the custom resource, UpperCamelCase", (v: string) => v)
+    .option("--group <group>", "API group of a new kind; default: the group of the project's first schema")
+    .option(
+      "--version <version>",
+      "API version of a new kind (default v1alpha1), or the version to add to an existing kind (its schema copied from the kind's highest version)",
+    )
+    .option("--storage", "with --version on an existing kind: make the new version the stored one (the hub)")
     .option("--plural <plural>", "resource name; default: the kind's English plural, lower case")
     .option("--dir <dir>", "the project's root", ".")
     .option("--no-generate", "do not run tessera generate afterwards")
     .action(
       async (
         kind: string,
-        o: { group?: string; version: string; plural?: string; dir: string; generate: boolean },
+        o: {
+          group?: string;
+          version?: string;
+          storage?: boolean;
+          plural?: string;
+          dir: string;
+          generate: boolean;
+        },
       ) => {
-        const group = o.group ?? projectGroup(o.dir);
-        const files = createApi({
+        const result = createApi({
           dir: o.dir,
           kind,
-          group,
-          version: o.version,
+          ...(o.group
+            ? { group: o.group }
+            : findKind(resolve(o.dir), kind)
+              ? {}
+              : { group: projectGroup(o.dir) }),
+          ...(o.version ? { version: o.version } : {}),
+          ...(o.storage ? { storage: true } : {}),
           ...(o.plural ? { plural: o.plural } : {}),
+        });
+        for (const [from, to] of result.renamed) process.stdout.write(`renamed ${from} to ${to}\n`);
+        for (const f of result.files) process.stdout.write(`wrote ${f}\n`);
+        if (result.needsConversion) {
+          process.stdout.write(`\n${result.needsConversion}\n`);
+          return;
+        }
+        if (o.generate) await runGenerate(o.dir, false);
+      },
+    );
+
+  create
+    .command("webhook")
+    .description(
+      "add webhooks for a kind: defaulting and validation (an admission plugin and its tests), conversion between its versions (and a round-trip test); then regenerate",
+    )
+    .argument("<Kind>", "a kind the project has, UpperCamelCase", (v: string) => v)
+    .option("--defaulting", "a mutating webhook: default() fills fields in on create and update")
+    .option("--validation", "a validating webhook: validateCreate() and validateUpdate() refuse objects")
+    .option(
+      "--conversion",
+      "the conversion between the kind's versions, through the stored one (toHub/fromHub)",
+    )
+    .option("--dir <dir>", "the project's root", ".")
+    .option("--no-generate", "do not run tessera generate afterwards")
+    .action(
+      async (
+        kind: string,
+        o: {
+          defaulting?: boolean;
+          validation?: boolean;
+          conversion?: boolean;
+          dir: string;
+          generate: boolean;
+        },
+      ) => {
+        const files = createWebhook({
+          dir: o.dir,
+          kind,
+          defaulting: !!o.defaulting,
+          validation: !!o.validation,
+          conversion: !!o.conversion,
         });
         for (const f of files) process.stdout.write(`wrote ${f}\n`);
         if (o.generate) await runGenerate(o.dir, false);
@@ -122,7 +183,9 @@ export function buildProgram(): Command {
 
   program
     .command("generate")
-    .description("regenerate CRDs, TypeScript types, validators and RBAC from schemas/ and the controllers")
+    .description(
+      "regenerate CRDs, TypeScript types, validators, RBAC and webhook manifests from schemas/, the controllers and the webhooks",
+    )
     .option("--dir <dir>", "the project's root", ".")
     .option("--check", "change nothing; exit 1 when a generated file is stale (for CI)")
     .action(async (o: { dir: string; check?: boolean }) => runGenerate(o.dir, !!o.check));

@@ -2,6 +2,8 @@
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  /** Only these objects (the operator's own webhook configurations, CRDs and certificate Secret). */
+  resourceNames?: string[];
   verbs: string[];
 }
 

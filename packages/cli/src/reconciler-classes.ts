@@ -25,6 +25,18 @@ export interface ReconcilerClass {
  * ReconcilerPlugin`. Read with the project's own TypeScript parser.
  */
 export function findReconcilerClasses(dir: string): ReconcilerClass[] {
+  return findClasses(dir, (members) => members.has("controller") && members.has("reconcile"));
+}
+
+/**
+ * Every concrete class under `src/` (generated code aside) whose members
+ * `wanted` accepts (reconcilers, webhook plugins), however it is exported.
+ * Read with the project's own TypeScript parser.
+ */
+export function findClasses(
+  dir: string,
+  wanted: (members: ReadonlySet<string>) => boolean,
+): ReconcilerClass[] {
   let ts: typeof TS;
   try {
     ts = createRequire(join(dir, "package.json"))("typescript") as typeof TS;
@@ -64,7 +76,7 @@ export function findReconcilerClasses(dir: string): ReconcilerClass[] {
           (ts.isVariableDeclaration(node.parent) && ts.isIdentifier(node.parent.name)
             ? node.parent.name.text
             : undefined);
-        if (name && !abstract && members.has("controller") && members.has("reconcile")) {
+        if (name && !abstract && wanted(members)) {
           const exportKeyword = modifiers.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
           const defaultKeyword = modifiers.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
           const statement = ts.isVariableDeclaration(node.parent) ? node.parent.parent?.parent : undefined;

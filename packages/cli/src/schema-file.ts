@@ -14,6 +14,14 @@ export interface KindHeader {
   readonly scope: "Namespaced" | "Cluster";
   readonly shortNames?: readonly string[];
   readonly categories?: readonly string[];
+  /**
+   * `"storage": true`: the version the API server stores (and the hub that
+   * the other versions convert through). Needed when a kind has several
+   * versions, on exactly one of them; a kind's only version is its storage.
+   */
+  readonly storage?: boolean;
+  /** `"served": false` keeps a version in the CRD without serving it (default true). */
+  readonly served?: boolean;
 }
 
 /** One kind's schema file, read and checked. */
@@ -28,8 +36,11 @@ export interface KindSchema {
 }
 
 /**
- * Reads `schemas/<kind>.schema.json`: the one definition of a kind. Its
- * `x-tessera` object names the group, version, kind and scope; the rest is
+ * Reads `schemas/<kind>.schema.json` (a kind with one version) or
+ * `schemas/<kind>.<version>.schema.json` (one version of a kind with
+ * several; `groupKindVersions` puts them together). Its
+ * `x-tessera` object names the group, version, kind and scope (and, among
+ * several versions, `"storage": true` on the stored one); the rest is
  * the structural schema (Kubernetes' OpenAPI v3 subset) of the whole object;
  * a property annotated `"x-tessera-print": "Name"` (or `{ "name", "jsonPath",
  * "priority" }`) becomes a printer column.
@@ -57,6 +68,12 @@ export function readKindSchema(file: string): KindSchema {
       `${file}: x-tessera.scope must be "Namespaced" or "Cluster", not ${JSON.stringify(scope)}`,
     );
   }
+  for (const key of ["storage", "served"] as const) {
+    if (header[key] !== undefined && typeof header[key] !== "boolean")
+      throw new CliError(
+        `${file}: x-tessera.${key} must be true or false, not ${JSON.stringify(header[key])}`,
+      );
+  }
   const h: KindHeader = {
     group: header["group"] as string,
     version: header["version"] as string,
@@ -65,6 +82,8 @@ export function readKindSchema(file: string): KindSchema {
     ...(typeof header["plural"] === "string" ? { plural: header["plural"] } : {}),
     ...(Array.isArray(header["shortNames"]) ? { shortNames: header["shortNames"] as string[] } : {}),
     ...(Array.isArray(header["categories"]) ? { categories: header["categories"] as string[] } : {}),
+    ...(typeof header["storage"] === "boolean" ? { storage: header["storage"] } : {}),
+    ...(typeof header["served"] === "boolean" ? { served: header["served"] } : {}),
   };
   try {
     checkGroup(h.group);
@@ -72,6 +91,13 @@ export function readKindSchema(file: string): KindSchema {
     checkKind(h.kind);
   } catch (err) {
     throw new CliError(`${file}: ${(err as Error).message}`);
+  }
+  const named = versionInFileName(file);
+  if (named !== undefined && named !== h.version) {
+    throw new CliError(
+      `${file}: the file is named for version ${named} but its x-tessera.version is ${h.version}; ` +
+        `a version's schema is schemas/<kind>.<version>.schema.json, so rename the file or fix the version`,
+    );
   }
   const names = kindNames(h.kind, h.plural);
   const openAPIV3Schema = stripAnnotations(raw) as SchemaNode;
@@ -84,6 +110,15 @@ export function readKindSchema(file: string): KindSchema {
     );
   }
   return { file, header: h, names, openAPIV3Schema, raw };
+}
+
+/**
+ * The version a schema file's name gives, `v1` of `widget.v1.schema.json`;
+ * undefined for `widget.schema.json` (a kind with one version).
+ */
+export function versionInFileName(file: string): string | undefined {
+  const base = file.split(/[/\\]/).pop()!;
+  return /^[^.]+\.(v[0-9][a-z0-9]*)\.schema\.json$/.exec(base)?.[1];
 }
 
 /** The schema without `x-tessera*` keys and JSON Schema bookkeeping the API server does not take. */

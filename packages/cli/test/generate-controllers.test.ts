@@ -220,3 +220,96 @@ describe("the packages generated code imports", () => {
     ]);
   });
 });
+
+describe("tessera generate with versions and webhooks, on a copy of examples/webapp", function () {
+  this.timeout(180_000);
+  let root: string;
+  let project: string;
+  const read = (file: string) => readFileSync(join(project, file), "utf8");
+  const tessera = (...args: string[]) => {
+    const result = spawnSync(process.execPath, [bin, ...args], { cwd: project, encoding: "utf8" });
+    return { status: result.status, out: `${result.stdout}${result.stderr}` };
+  };
+
+  before(() => {
+    mkdirSync(join(repo, ".cache"), { recursive: true });
+    root = mkdtempSync(join(repo, ".cache", "cli-versions-"));
+    project = join(root, "webapp");
+    cpSync(join(repo, "examples/webapp"), project, {
+      recursive: true,
+      filter: (src) => !/[/\\](dist|node_modules)$/.test(src),
+    });
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it("adds a version, refuses to generate it without a conversion, then writes the CRD's conversion and the webhooks' manifests", () => {
+    const added = tessera("create", "api", "WebApp", "--version", "v1");
+    assert.equal(added.status, 0, added.out);
+    assert.match(
+      added.out,
+      /renamed schemas\/webapp\.schema\.json to schemas\/webapp\.v1alpha1\.schema\.json/,
+    );
+    assert.match(added.out, /run `tessera create webhook WebApp --conversion`/);
+
+    const refused = tessera("generate");
+    assert.equal(refused.status, 2, refused.out);
+    assert.match(
+      refused.out,
+      /webapps\.apps\.example\.com has versions v1, v1alpha1 and no conversion between them/,
+    );
+    assert.match(
+      refused.out,
+      /Not regenerated[^\n]*\n {2}deploy\/base\/crds\/webapps\.apps\.example\.com\.yaml/,
+    );
+
+    const created = tessera("create", "webhook", "WebApp", "--defaulting", "--validation", "--conversion");
+    assert.equal(created.status, 0, created.out);
+    const crd = read("deploy/base/crds/webapps.apps.example.com.yaml");
+    assert.match(crd, /- name: v1\n {6}served: true\n {6}storage: false/);
+    assert.match(crd, /- name: v1alpha1\n {6}served: true\n {6}storage: true/);
+    assert.match(
+      crd,
+      /conversion:\n {4}strategy: Webhook\n {4}webhook:\n {6}conversionReviewVersions:\n {8}- v1\n {6}clientConfig:\n {8}service:\n {10}namespace: webapp\n {10}name: webapp-webhook-service\n {10}path: \/convert/,
+    );
+    assert.match(read("src/generated/webapp.v1.ts"), /export const WebAppsV1 = defineResource<WebAppV1>/);
+    const manifests = read("deploy/base/webhooks/manifests.yaml");
+    assert.match(manifests, /path: \/mutate-apps-example-com-v1alpha1-webapp/);
+    assert.match(manifests, /path: \/validate-apps-example-com-v1alpha1-webapp/);
+    const rbac = read("deploy/base/rbac.yaml");
+    assert.match(rbac, /resourceNames:\n {6}- webapps\.apps\.example\.com/);
+    assert.match(rbac, /resourceNames:\n {6}- webapp-webhook-server-cert/);
+    assert.equal(tessera("generate", "--check").status, 0, "a second generate changes nothing");
+
+    // A webhook plugin the list leaves out would be neither served nor registered: named, with the lines to add.
+    writeFileSync(
+      join(project, "src/webhooks/audit.ts"),
+      [
+        'import type { WebhookBuilder } from "@tessera/runtime";',
+        'import { WebApps } from "../generated/webapp.js";',
+        "export class AuditWebhook {",
+        "  webhook(on: WebhookBuilder) {",
+        "    return on.for(WebApps);",
+        "  }",
+        "  validateDelete() {}",
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const unlistedPlugin = tessera("generate");
+    assert.equal(unlistedPlugin.status, 2, unlistedPlugin.out);
+    assert.match(unlistedPlugin.out, /a webhook plugin is not listed in src\/webhooks\/index\.ts/);
+    assert.match(unlistedPlugin.out, /src\/webhooks\/audit\.ts: class AuditWebhook has webhook\(\)/);
+    assert.match(unlistedPlugin.out, /export const webhooks = \[WebAppWebhook, AuditWebhook\] as const;/);
+    rmSync(join(project, "src/webhooks/audit.ts"));
+
+    // Without the Component in the base, the webhooks would not be deployed: generate says what to add.
+    const kustomization = join(project, "deploy/base/kustomization.yaml");
+    writeFileSync(
+      kustomization,
+      read("deploy/base/kustomization.yaml").replace(/components:\n {2}- webhooks\n/, ""),
+    );
+    const unlisted = tessera("generate");
+    assert.equal(unlisted.status, 2, unlisted.out);
+    assert.match(unlisted.out, /does not take the webhooks' Component[\s\S]*components:\n {4}- webhooks/);
+  });
+});

@@ -2,7 +2,13 @@ import { strict as assert } from "node:assert";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CliError, customResourceDefinition, readKindSchema, structuralProblems } from "../src/index.js";
+import {
+  CliError,
+  customResourceDefinition,
+  groupKindVersions,
+  readKindSchema,
+  structuralProblems,
+} from "../src/index.js";
 
 function schemaFile(content: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), "tessera-schema-")), "thing.schema.json");
@@ -35,7 +41,7 @@ describe("schema files", () => {
         },
       }),
     );
-    const crd = customResourceDefinition(schema) as {
+    const crd = customResourceDefinition(groupKindVersions([schema])[0]!) as {
       metadata: { name: string };
       spec: { names: { shortNames: string[] }; versions: Array<Record<string, unknown>> };
     };
