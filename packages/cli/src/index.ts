@@ -6,6 +6,8 @@
  * controllers' declarations ({@link generate}).
  */
 export { buildProgram } from "./program.js";
+export { runTessera } from "./run-tessera.js";
+export { cliVersion } from "./cli-version.js";
 export { CliError } from "./cli-error.js";
 export { newProject } from "./new-project.js";
 export type { NewProjectOptions, NewProjectResult } from "./new-project.js";

@@ -13,6 +13,7 @@ import { packageManager } from "./package-manager.js";
 import { readProjectConfig } from "./project-config.js";
 import { showShards } from "./shards-command.js";
 import { runDev } from "./dev-command.js";
+import { cliVersion } from "./cli-version.js";
 import { loadKubeConfig } from "@tessera/client";
 
 const log = (line: string) => process.stderr.write(`tessera: ${line}\n`);
@@ -49,7 +50,11 @@ export function buildProgram(): Command {
       "--tessera-packages <path>",
       "install @tessera from a Tessera checkout (packed) or a directory of its tarballs instead of the registry; default: the checkout this CLI runs from, if any",
     )
-    .option("--tessera-version <range>", "semver range of @tessera on the registry", "^0.1.0")
+    .option(
+      "--tessera-version <range>",
+      "semver range of @tessera on the registry; default: ^ this CLI's version",
+      `^${cliVersion()}`,
+    )
     .option(
       "--from-registry",
       "name @tessera by --tessera-version even when run from a checkout (for a workspace inside it)",
