@@ -33,6 +33,8 @@ export { terminalProgress, silentProgress } from "./progress.js";
 export type { Progress } from "./progress.js";
 export { runDev } from "./dev-command.js";
 export type { DevOptions } from "./dev-command.js";
+export { devReplicas, DEV_FIRST_PORT } from "./dev-replicas.js";
+export type { DevReplica } from "./dev-replicas.js";
 export { prettyLogLine } from "./log-pretty-printer.js";
 export { packageManager, PNPM_VERSION } from "./package-manager.js";
 export type { PackageManager, PackageManagerName } from "./package-manager.js";

@@ -143,7 +143,13 @@ export function buildProgram(): Command {
       "use this cluster instead of a local control plane (the CRDs are applied to it)",
     )
     .option("--no-watch", "do not rebuild on change")
-    .action(async (o: { dir: string; kubeconfig?: string; watch: boolean }) => {
+    .option(
+      "--replicas <n>",
+      "run n replicas, each its own identity (dev-0, dev-1, ...) and ports (:8080/:8081, :8082/:8083, ...), its log lines prefixed with its name",
+      (v: string) => Number(v),
+      1,
+    )
+    .action(async (o: { dir: string; kubeconfig?: string; watch: boolean; replicas: number }) => {
       const stop = new AbortController();
       process.once("SIGINT", () => stop.abort());
       process.once("SIGTERM", () => stop.abort());
@@ -151,6 +157,7 @@ export function buildProgram(): Command {
         dir: o.dir,
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
         watch: o.watch,
+        replicas: o.replicas,
         signal: stop.signal,
         progress: terminalProgress(),
       });
