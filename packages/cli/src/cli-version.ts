@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 
 /**
  * This CLI's own version, from its package.json: a project it scaffolds
- * from the registry names @tessera at `^` this version, so the packages it
+ * from the registry names `@tessera` at `^` this version, so the packages it
  * installs match the CLI that wrote it.
  */
 export function cliVersion(): string {

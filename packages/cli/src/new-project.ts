@@ -34,7 +34,7 @@ export interface NewProjectOptions {
   readonly force?: boolean;
   /** A Tessera checkout or a directory of packed tarballs; else the registry at `tesseraRange`. */
   readonly tesseraPackages?: string;
-  /** The semver range of @tessera on the registry; default `^` this CLI's version. */
+  /** The semver range of `@tessera` on the registry; default `^` this CLI's version. */
   readonly tesseraRange?: string;
   /** Also write a Helm chart of the same manifests under `chart/`. */
   readonly helm?: boolean;

@@ -1,6 +1,6 @@
 /**
  * create-tessera: what `npm create tessera` runs. It is `tessera new` of
- * @tessera/cli, the same code with the same flags and rules (it prompts only
+ * `@tessera/cli`, the same code with the same flags and rules (it prompts only
  * on a terminal, never under CI or with `--yes`), so a project made either
  * way is the same project.
  */

@@ -161,6 +161,25 @@ describe("npm create tessera, from a registry", function () {
       assert.equal(entry?.version, cli.version, `${name} is installed at the published version`);
     }
 
+    // The CLI itself from the registry is the same command.
+    const npxArgs = [
+      "--yes",
+      "@tessera/cli@latest",
+      "new",
+      "second-operator",
+      "--sharded",
+      "--no-install",
+      "--yes",
+    ];
+    const viaNpx = await run("npx", npxArgs, user, env);
+    record(`npx ${npxArgs.join(" ")}`, viaNpx);
+    assert.equal(viaNpx.status, 0, viaNpx.out);
+    assert.match(viaNpx.out, /created second-operator: Widget \(example\.com\/v1alpha1\), sharded mode/);
+    const second = JSON.parse(readFileSync(join(user, "second-operator/package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    assert.equal(second.dependencies["@tessera/runtime"], `^${cli.version}`);
+
     const tested = await run("npm", ["test"], project, env);
     record("cd my-operator && npm test", tested);
     if (process.env["TESSERA_REGISTRY_TRANSCRIPT"]) {
