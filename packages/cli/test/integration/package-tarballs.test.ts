@@ -1,11 +1,12 @@
 // What each published package would put on the registry, read from
-// `npm pack --dry-run --json` (the file list npm itself computes, prepack
-// scripts run): the metadata a registry page and npm's warnings look for,
+// `npm publish --dry-run --json` (the file list npm itself computes, prepack
+// scripts run; no warning from npm): the metadata a registry page and npm's warnings look for,
 // no tests, build info or TypeScript sources, every entry point inside its
 // own tarball, and every package its code imports declared as a dependency.
 import { strict as assert } from "node:assert";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { importedPackages } from "../../src/project-dependencies.js";
@@ -34,25 +35,38 @@ interface Manifest {
 interface Packed {
   dir: string;
   manifest: Manifest;
-  files: Map<string, string | undefined>;
+  files: Set<string>;
+  warnings: string[];
 }
 
-/** `npm pack --dry-run --json` in `dir`: the tarball's paths (and, for code, its text as it is on disk). */
-function pack(dir: string): Promise<Map<string, string | undefined>> {
+/**
+ * `npm publish --dry-run --json` in `dir`: the tarball's paths, and what npm
+ * warned about (a field it had to correct, a missing one). Offline, to a
+ * registry that is never reached, with a placeholder token so that npm does
+ * not warn about the login a real publish needs.
+ */
+function dryRunPublish(dir: string, userconfig: string): Promise<{ files: Set<string>; warnings: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("npm", ["pack", "--dry-run", "--json", "--ignore-scripts=false"], {
-      cwd: dir,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const registry = "http://127.0.0.1:9/";
+    writeFileSync(userconfig, `${registry.slice("http:".length)}:_authToken=dry-run\n`);
+    const child = spawn(
+      "npm",
+      ["publish", "--dry-run", "--json", "--offline", "--registry", registry, "--userconfig", userconfig],
+      { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let out = "";
     let err = "";
     child.stdout.on("data", (b: Buffer) => (out += b.toString()));
     child.stderr.on("data", (b: Buffer) => (err += b.toString()));
     child.on("error", reject);
     child.on("exit", (code) => {
-      if (code !== 0) return reject(new Error(`npm pack --dry-run in ${dir} failed (${code}):\n${err}`));
-      const [result] = JSON.parse(out.slice(out.indexOf("["))) as [{ files: { path: string }[] }];
-      resolve(new Map(result.files.map((f) => [f.path, undefined])));
+      if (code !== 0) return reject(new Error(`npm publish --dry-run in ${dir} failed (${code}):\n${err}`));
+      const result = JSON.parse(out.slice(out.indexOf("{"))) as Record<string, { files: { path: string }[] }>;
+      const [only] = Object.values(result);
+      resolve({
+        files: new Set(only!.files.map((f) => f.path)),
+        warnings: err.split("\n").filter((line) => /^npm (warn|err)/i.test(line)),
+      });
     });
   });
 }
@@ -69,9 +83,10 @@ describe("the published packages' tarballs", function () {
       dir,
       manifest: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest,
     }));
+    const userconfig = join(mkdtempSync(join(tmpdir(), "tessera-dry-run-")), ".npmrc");
     for (const { dir, manifest } of manifests.filter((m) => !m.manifest.private)) {
       // One at a time: @tessera/cli's prepack copies the templates in and out.
-      packed.push({ dir, manifest, files: await pack(dir) });
+      packed.push({ dir, manifest, ...(await dryRunPublish(dir, userconfig)) });
     }
   });
 
@@ -82,9 +97,10 @@ describe("the published packages' tarballs", function () {
     assert.ok(names.length >= 11, names.join(", "));
   });
 
-  it("have what a registry page and npm publish look for", () => {
-    for (const { dir, manifest: m } of packed) {
+  it("have what a registry page and npm publish look for, and npm publish warns of nothing", () => {
+    for (const { dir, manifest: m, warnings } of packed) {
       const where = `${m.name} (${dir})`;
+      assert.deepEqual(warnings, [], `${where}: npm publish --dry-run warned`);
       assert.ok(m.description && m.description.length > 20, `${where}: description`);
       assert.ok(m.keywords?.includes("kubernetes"), `${where}: keywords`);
       assert.equal(m.license, "Apache-2.0", `${where}: license`);
@@ -110,7 +126,7 @@ describe("the published packages' tarballs", function () {
       assert.ok(files.has("README.md"), `${m.name}: README.md`);
       assert.ok(files.has("package.json"), `${m.name}: package.json`);
       // templates/ is what `tessera new` writes: its test/ and .ts files are the project's.
-      for (const path of [...files.keys()].filter((p) => !p.startsWith("templates/"))) {
+      for (const path of [...files].filter((p) => !p.startsWith("templates/"))) {
         assert.doesNotMatch(path, /(^|\/)test\//, `${m.name}: ${path} is a test`);
         assert.doesNotMatch(path, /\.tsbuildinfo$/, `${m.name}: ${path} is build info`);
         assert.doesNotMatch(path, /(^|\/)examples\//, `${m.name}: ${path} is a README example`);
@@ -145,7 +161,7 @@ describe("the published packages' tarballs", function () {
         ...Object.keys(m.dependencies ?? {}),
         ...Object.keys(m.peerDependencies ?? {}),
       ]);
-      for (const path of files.keys()) {
+      for (const path of files) {
         if (!path.endsWith(".js") || !path.startsWith("dist/")) continue;
         // Comments may quote an import (project-dependencies.js does); only code counts.
         const code = readFileSync(join(dir, path), "utf8")
