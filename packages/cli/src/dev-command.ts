@@ -13,6 +13,7 @@ import { prettyLogLine } from "./log-pretty-printer.js";
 import { silentProgress, type Progress } from "./progress.js";
 import { readProjectConfig } from "./project-config.js";
 import { compileProject } from "./compile-project.js";
+import { devReplicas, type DevReplica } from "./dev-replicas.js";
 
 /** Options of `tessera dev`. */
 export interface DevOptions {
@@ -21,6 +22,12 @@ export interface DevOptions {
   readonly kubeconfig?: string;
   /** Rebuild and restart on changes under src/ and schemas/ (default true). */
   readonly watch?: boolean;
+  /**
+   * How many replicas of the operator to run (default 1), each with its own
+   * identity and ports and its log lines prefixed with its name (see
+   * {@link devReplicas}).
+   */
+  readonly replicas?: number;
   readonly signal: AbortSignal;
   readonly progress?: Progress;
   /** Where the operator's (pretty-printed) logs and dev's own lines go. */
@@ -42,9 +49,11 @@ interface LocalControlPlane {
  * from the project's @tessera/testenv (etcd, kube-apiserver,
  * kube-controller-manager, the CRDs installed, a kubeconfig written to
  * `.tessera/kubeconfig` for kubectl), or the cluster of `kubeconfig`. Its
- * JSON logs are pretty-printed. A change under `src/` rebuilds and restarts
- * it; a change under `schemas/` regenerates first. Ends when `signal` aborts,
- * stopping the operator and the control plane.
+ * JSON logs are pretty-printed. With `replicas`, that many run side by side,
+ * each its own member (identity, ports) and its lines prefixed with its
+ * name. A change under `src/` rebuilds and restarts them; a change under
+ * `schemas/` regenerates first. Ends when `signal` aborts, draining every
+ * replica (SIGTERM), then stopping the control plane.
  */
 export async function runDev(options: DevOptions): Promise<void> {
   const dir = resolve(options.dir);
@@ -84,17 +93,25 @@ export async function runDev(options: DevOptions): Promise<void> {
     );
   }
 
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
-  const startOperator = () => {
-    say("starting the operator (node dist/src/main.js)");
+  // TESSERA_NAMESPACE comes from tessera.json; a replica's identity and ports from its place among them.
+  const replicas = devReplicas(options.replicas ?? 1, process.env["TESSERA_IDENTITY"] ?? "dev");
+  const running = new Map<DevReplica, { proc: ChildProcess; exited: Promise<void> }>();
+  const startReplica = (replica: DevReplica) => {
+    const name = replicas.length > 1 ? `replica ${replica.identity}` : "the operator";
+    const ports =
+      replicas.length > 1
+        ? `, metrics ${replica.env["TESSERA_METRICS_BIND_ADDRESS"]}, health ${replica.env["TESSERA_HEALTH_BIND_ADDRESS"]}`
+        : "";
+    say(
+      `starting ${name} (node dist/src/main.js; TESSERA_IDENTITY=${replica.identity}, TESSERA_NAMESPACE=${config.namespace} from tessera.json${ports})`,
+    );
     const proc = spawn(process.execPath, ["--enable-source-maps", "dist/src/main.js"], {
       cwd: dir,
       env: {
         ...process.env,
         KUBECONFIG: kubeconfig,
         TESSERA_NAMESPACE: config.namespace,
-        TESSERA_IDENTITY: process.env["TESSERA_IDENTITY"] ?? "dev",
+        ...replica.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: Ctrl-C reaches dev only, which then stops the
@@ -102,26 +119,34 @@ export async function runDev(options: DevOptions): Promise<void> {
       detached: true,
     });
     for (const stream of [proc.stdout, proc.stderr]) {
-      createInterface({ input: stream }).on("line", (line) => out.write(prettyLogLine(line, color) + "\n"));
+      createInterface({ input: stream }).on("line", (line) =>
+        out.write(replica.prefix + prettyLogLine(line, color) + "\n"),
+      );
     }
-    exited = new Promise((resolveExit) =>
+    const exited = new Promise<void>((resolveExit) =>
       proc.on("exit", (code, signal) => {
-        if (child === proc)
-          say(`the operator exited (${signal ?? `code ${code}`}); waiting for a change to restart it`);
+        if (running.get(replica)?.proc === proc) {
+          running.delete(replica);
+          say(`${name} exited (${signal ?? `code ${code}`}); waiting for a change to restart it`);
+        }
         resolveExit();
       }),
     );
-    child = proc;
+    running.set(replica, { proc, exited });
   };
-  const stopOperator = async () => {
-    const proc = child;
-    child = undefined;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    proc.kill("SIGTERM");
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const startOperator = () => replicas.forEach(startReplica);
+  // Every replica drains at once, as a Deployment's Pods do when it is deleted.
+  const stopOperator = () =>
+    Promise.all(
+      [...running].map(async ([replica, { proc, exited }]) => {
+        running.delete(replica);
+        if (proc.exitCode !== null || proc.signalCode !== null) return;
+        proc.kill("SIGTERM");
+        const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
 
   const watchers: FSWatcher[] = [];
   try {

@@ -8,6 +8,8 @@
  * ({@link generate}).
  */
 export { buildProgram } from "./program.js";
+export { runTessera } from "./run-tessera.js";
+export { cliVersion } from "./cli-version.js";
 export { CliError } from "./cli-error.js";
 export { newProject } from "./new-project.js";
 export type { NewProjectOptions, NewProjectResult } from "./new-project.js";
@@ -40,6 +42,8 @@ export { terminalProgress, silentProgress } from "./progress.js";
 export type { Progress } from "./progress.js";
 export { runDev } from "./dev-command.js";
 export type { DevOptions } from "./dev-command.js";
+export { devReplicas, DEV_FIRST_PORT } from "./dev-replicas.js";
+export type { DevReplica } from "./dev-replicas.js";
 export { prettyLogLine } from "./log-pretty-printer.js";
 export { packageManager, PNPM_VERSION } from "./package-manager.js";
 export type { PackageManager, PackageManagerName } from "./package-manager.js";

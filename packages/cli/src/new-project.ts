@@ -8,6 +8,7 @@ import { packTessera, TESSERA_PACKAGES, type TesseraSource } from "./tessera-pac
 import { importedPackages, tesseraDependencyRange } from "./project-dependencies.js";
 import { groupKindVersions, versionNames } from "./kind-versions.js";
 import { readKindSchema } from "./schema-file.js";
+import { cliVersion } from "./cli-version.js";
 import { kindTypeScript } from "./typescript-types.js";
 import { validatorModule } from "./validator-code.js";
 import { renderTemplates, templatesDir } from "./templates.js";
@@ -34,6 +35,7 @@ export interface NewProjectOptions {
   readonly force?: boolean;
   /** A Tessera checkout or a directory of packed tarballs; else the registry at `tesseraRange`. */
   readonly tesseraPackages?: string;
+  /** The semver range of `@tessera` on the registry; default `^` this CLI's version. */
   readonly tesseraRange?: string;
   /** Also write a Helm chart of the same manifests under `chart/`. */
   readonly helm?: boolean;
@@ -75,7 +77,7 @@ export async function newProject(options: NewProjectOptions): Promise<NewProject
   const templates = templatesDir();
   const source: TesseraSource = options.tesseraPackages
     ? { type: "tarballs", files: new Map() }
-    : { type: "registry", range: options.tesseraRange ?? "^0.1.0" };
+    : { type: "registry", range: options.tesseraRange ?? `^${cliVersion()}` };
   if (source.type === "tarballs") {
     const from = resolve(options.tesseraPackages!);
     const packed = await progress.step(`packing @tessera from ${from} into vendor/tessera/`, (detail) =>

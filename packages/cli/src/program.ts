@@ -15,6 +15,7 @@ import { packageManager } from "./package-manager.js";
 import { readProjectConfig } from "./project-config.js";
 import { showShards } from "./shards-command.js";
 import { runDev } from "./dev-command.js";
+import { cliVersion } from "./cli-version.js";
 import { loadKubeConfig } from "@tessera/client";
 
 const log = (line: string) => process.stderr.write(`tessera: ${line}\n`);
@@ -51,7 +52,11 @@ export function buildProgram(): Command {
       "--tessera-packages <path>",
       "install @tessera from a Tessera checkout (packed) or a directory of its tarballs instead of the registry; default: the checkout this CLI runs from, if any",
     )
-    .option("--tessera-version <range>", "semver range of @tessera on the registry", "^0.1.0")
+    .option(
+      "--tessera-version <range>",
+      "semver range of @tessera on the registry; default: ^ this CLI's version",
+      `^${cliVersion()}`,
+    )
     .option(
       "--from-registry",
       "name @tessera by --tessera-version even when run from a checkout (for a workspace inside it)",
@@ -201,7 +206,13 @@ export function buildProgram(): Command {
       "use this cluster instead of a local control plane (the CRDs are applied to it)",
     )
     .option("--no-watch", "do not rebuild on change")
-    .action(async (o: { dir: string; kubeconfig?: string; watch: boolean }) => {
+    .option(
+      "--replicas <n>",
+      "run n replicas, each its own identity (dev-0, dev-1, ...) and ports (:8080/:8081, :8082/:8083, ...), its log lines prefixed with its name",
+      (v: string) => Number(v),
+      1,
+    )
+    .action(async (o: { dir: string; kubeconfig?: string; watch: boolean; replicas: number }) => {
       const stop = new AbortController();
       process.once("SIGINT", () => stop.abort());
       process.once("SIGTERM", () => stop.abort());
@@ -209,6 +220,7 @@ export function buildProgram(): Command {
         dir: o.dir,
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
         watch: o.watch,
+        replicas: o.replicas,
         signal: stop.signal,
         progress: terminalProgress(),
       });

@@ -12,7 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { ConfigMaps, defineResource, type KubeObject, loadKubeConfig } from "@tessera/client";
 import { ApiClient } from "@tessera/runtime";
 import { eventually, useControlPlane, type ControlPlane } from "@tessera/testenv";
-import { PNPM_VERSION } from "../../src/index.js";
+import { PNPM_VERSION, type RingJson } from "../../src/index.js";
 import { importedPackages } from "../../src/project-dependencies.js";
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), "../../src/bin.js");
@@ -419,6 +419,77 @@ describe("tessera new, as a user runs it", function () {
     const test = npm(["test"], sharded);
     assert.equal(test.status, 0, test.out);
     assert.match(test.out, /8 passing/);
+  });
+
+  it("tessera dev --replicas 2 runs the sharded project as two members of its ring, and Ctrl-C drains both", async () => {
+    const dev = spawn(process.execPath, [bin, "dev", "--replicas", "2", "--no-watch"], {
+      cwd: sharded,
+      env: { ...process.env, CI: "1" },
+    });
+    let output = "";
+    dev.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    dev.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => dev.on("exit", (code) => resolve(code)));
+    try {
+      await eventually("dev started both replicas", () => output.includes("starting replica dev-1"), 120_000);
+      assert.match(
+        output,
+        /starting replica dev-0 \(.*TESSERA_NAMESPACE=sharded-operator from tessera\.json, metrics :8080, health :8081\)/,
+      );
+      assert.match(output, /starting replica dev-1 \(.*metrics :8082, health :8083\)/);
+      let ring: RingJson | undefined;
+      await eventually(
+        `both replicas hold slots in the ring (dev said: ${output.slice(-1500)})`,
+        () => {
+          const shards = tessera(
+            [
+              "shards",
+              "--json",
+              "-n",
+              "sharded-operator",
+              "--kubeconfig",
+              join(sharded, ".tessera/kubeconfig"),
+            ],
+            sharded,
+          );
+          if (shards.status !== 0) return false;
+          ring = (JSON.parse(shards.out) as RingJson[])[0];
+          return (
+            ring !== undefined &&
+            ring.assignment.releasing.length === 0 &&
+            ring.members.filter((m) => m.holding && m.slots > 0).length === 2
+          );
+        },
+        90_000,
+      );
+      assert.deepEqual(
+        ring!.members.map((m) => m.identity),
+        ["dev-0", "dev-1"],
+      );
+      assert.equal(
+        ring!.members.reduce((n, m) => n + m.slots, 0),
+        ring!.assignment.slotCount,
+      );
+      // Each replica's lines carry its name (read once the event loop turns: the shards runs above block it).
+      await eventually("each replica's lines carry its name", () =>
+        ["dev-0", "dev-1"].every((r) =>
+          new RegExp(`^${r} \\| \\S+ INFO  member lease acquired`, "m").test(output),
+        ),
+      );
+    } finally {
+      dev.kill("SIGINT");
+      assert.equal(await exited, 0, output.slice(-2000));
+    }
+    for (const replica of ["dev-0", "dev-1"]) {
+      assert.match(
+        output,
+        new RegExp(`^${replica} \\| .*member lease released`, "m"),
+        `${replica} handed its slots back`,
+      );
+      assert.match(output, new RegExp(`^${replica} \\| .*manager: stopped`, "m"), `${replica} drained`);
+    }
+    assert.doesNotMatch(output, /exited \(/, "no replica exited before dev stopped it");
+    assert.match(output, /stopping the local control plane/);
   });
 
   it("scaffolds with --package-manager pnpm (through npx), and pnpm test passes", () => {
