@@ -167,6 +167,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
   readonly namespace: string | undefined;
   /** Reads the cache. */
   readonly lister: Lister<T>;
+  /** Whether the cache keeps its objects compact (option `compact`). */
+  readonly compact: boolean;
 
   private readonly cache: IndexedStore<T> | CompactStore<T>;
   private readonly fifo: DeltaFIFO<T>;
@@ -212,6 +214,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
       ...options.indexers,
     };
     const compact = options.compact;
+    this.compact = compact !== undefined && compact !== false;
     this.cache = compact
       ? new CompactStore<T>({ ...(compact === true ? {} : compact), indexers })
       : new IndexedStore<T>({ indexers });

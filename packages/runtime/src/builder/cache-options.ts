@@ -37,7 +37,22 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
    * and `client.list(kind, { fields: { "spec.secretName": v } })` reads it too.
    */
   indexes?: Readonly<Record<string, IndexFunction<T>>>;
+  /**
+   * Keep the cached objects compact: each as its JSON text, decoded when
+   * read (the informer's `compact` option, a `CompactStore` of
+   * @tessera/informers). A fraction of the heap per object, for a
+   * `JSON.parse` on each read of an object not read or written a moment
+   * ago; handlers and reconciles still get objects. `true`, `false`, or
+   * `{ hotObjects }` (how many decoded objects are kept, default 256).
+   * Absent: the configuration's `cache.byKind` entry, else on for the kinds
+   * a controller `owns` and off for the others. The first declaration of a
+   * kind's cache decides for every controller that shares it.
+   */
+  compact?: boolean | { readonly hotObjects?: number };
 }
+
+/** Whether the kinds a controller `owns` are cached compact when neither the declaration nor `cache.byKind` says. */
+export const COMPACT_OWNED_BY_DEFAULT = true;
 
 /** A namespace name: an RFC 1123 label. */
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -99,6 +114,11 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
   if (options.transform !== undefined && typeof options.transform !== "function") {
     problems.push(`${where}: transform must be a function from an object to the object to cache`);
   }
+  if (options.compact !== undefined && !isCompactOption(options.compact)) {
+    problems.push(
+      `${where}: compact must be true, false or { hotObjects: n } with n a whole number of objects, 0 or more`,
+    );
+  }
   for (const [name, fn] of Object.entries(options.indexes ?? {})) {
     if (name.trim() === "") {
       problems.push(
@@ -117,6 +137,14 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
     }
   }
   return problems;
+}
+
+function isCompactOption(value: unknown): boolean {
+  if (typeof value === "boolean") return true;
+  if (value === null || typeof value !== "object") return false;
+  if (Object.keys(value).some((k) => k !== "hotObjects")) return false;
+  const hot = (value as { hotObjects?: unknown }).hotObjects;
+  return hot === undefined || (Number.isSafeInteger(hot) && (hot as number) >= 0);
 }
 
 function fieldSelectorProblem(fields: Readonly<Record<string, string>> | string): string | undefined {

@@ -252,6 +252,12 @@ export const managerConfigSchema = {
                 description:
                   "A field selector (`status.phase!=Succeeded`): only matching objects are cached.",
               },
+              compact: {
+                type: "boolean",
+                "x-optional": true,
+                description:
+                  "Keep the objects as their JSON text, decoded when read; absent: on for the kinds a controller owns.",
+              },
             },
           },
         },

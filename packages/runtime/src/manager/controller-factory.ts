@@ -9,7 +9,11 @@ import { labelSelectorString, type KubeObject, type Resource } from "@tessera/cl
 import { ShardedWorkload } from "@tessera/sharding";
 import type { ControllerDefinition } from "../builder/controller-builder.js";
 import { BuilderError } from "../builder/builder-error.js";
-import { fieldSelectorString, type CacheOptions } from "../builder/cache-options.js";
+import {
+  COMPACT_OWNED_BY_DEFAULT,
+  fieldSelectorString,
+  type CacheOptions,
+} from "../builder/cache-options.js";
 import { describeKind, isResource, type Kind } from "../builder/kind.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
@@ -42,6 +46,8 @@ interface CacheScope {
   readonly namespaces: readonly string[];
   readonly labelSelector: string | undefined;
   readonly fieldSelector: string | undefined;
+  /** The `cache.byKind` entry's `compact`, if it says. */
+  readonly compact: boolean | undefined;
 }
 
 /**
@@ -146,7 +152,8 @@ export class ControllerFactory {
     }));
     for (const secondary of definition.watches) {
       const resource = await this.resolve(secondary.kind, signal);
-      for (const { informer, namespace } of this.informers(resource, secondary.cache)) {
+      const owned = secondary.map.type === "owner";
+      for (const { informer, namespace } of this.informers(resource, secondary.cache, owned)) {
         caches.add(resource, informer, namespace, definition.name);
         sources.push({
           informer,
@@ -161,9 +168,10 @@ export class ControllerFactory {
   }
 
   /** The informers of a declared cache: one per namespace it holds (one for all), from the shared factory. */
-  private informers(resource: Resource, cache: CacheOptions): ScopedInformer[] {
+  private informers(resource: Resource, cache: CacheOptions, owned = false): ScopedInformer[] {
     const factory = this.get(Tokens.InformerFactory);
     const scope = this.scope(resource, cache);
+    const compact = cache.compact ?? scope.compact ?? (owned && COMPACT_OWNED_BY_DEFAULT);
     const transform = cache.transform ? this.transformOf(cache.transform) : undefined;
     const namespaces = scope.namespaces.length > 0 ? scope.namespaces : [undefined];
     return namespaces.map((namespace) => ({
@@ -174,6 +182,7 @@ export class ControllerFactory {
         ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
         ...(cache.metadataOnly ? { metadataOnly: true } : {}),
         ...(transform ? { transform } : {}),
+        compact,
       }),
     }));
   }
@@ -196,7 +205,7 @@ export class ControllerFactory {
       resource.scope === "Namespaced" ? (declared ?? entry.namespaces ?? this.config.cache.namespaces) : [];
     const labels = cache.labels === undefined ? entry.labels : labelSelectorString(cache.labels);
     const fields = cache.fields === undefined ? entry.fields : fieldSelectorString(cache.fields);
-    return { namespaces, labelSelector: labels, fieldSelector: fields };
+    return { namespaces, labelSelector: labels, fieldSelector: fields, compact: entry.compact };
   }
 
   private transformOf(transform: (object: KubeObject) => KubeObject): Transform<KubeObject> {
