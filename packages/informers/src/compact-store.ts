@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { KubeObject, OwnerReference } from "@tessera/client";
 import {
   DeletedFinalStateUnknown,
@@ -23,7 +24,19 @@ export interface CompactCacheOptions {
    * Default {@link DEFAULT_HOT_OBJECTS}; `0` decodes on every read.
    */
   hotObjects?: number;
+  /**
+   * How each object is kept: `"json"` (default), its JSON text; `"deflate"`,
+   * that text compressed (raw deflate, as a one-byte string) against a
+   * dictionary, the text of the first object the cache held: an object much
+   * like the others then takes a few hundred bytes, for a compression on
+   * every write and an inflation on every read that is not hot (each costs
+   * more than the `JSON.parse`; see docs/benchmarks.md).
+   */
+  encoding?: "json" | "deflate";
 }
+
+/** Raw deflate's settings for objects of a few KiB: a small window and state, so each call allocates little. */
+const DEFLATE = { level: 1, memLevel: 2, windowBits: 13 } as const;
 
 /** What a compact cache extracts from an object once, when it is written. */
 export interface CompactEntryMetadata {
@@ -32,17 +45,35 @@ export interface CompactEntryMetadata {
   readonly ownerReferences: readonly OwnerReference[] | undefined;
 }
 
+/** The values of one index for one object: one value as itself, else an array (a few bytes less per object). */
+type IndexValues = string | readonly string[];
+
 /** One cached object: its text, and what is read without decoding it. */
 interface Entry extends CompactEntryMetadata {
   readonly text: string;
-  /** The values of each index, in the order the indexes were added. */
-  readonly values: (readonly string[])[];
+  /**
+   * The values of each index, in the order the indexes were added: with
+   * one index, that index's {@link IndexValues} itself; with several, an
+   * array of them; with none, `undefined`.
+   */
+  values: IndexValues | IndexValues[] | undefined;
+}
+
+const NO_VALUES: readonly string[] = [];
+
+function packValues(values: readonly string[]): IndexValues {
+  return values.length === 1 ? (values[0] as string) : values.length === 0 ? NO_VALUES : values;
+}
+
+function unpackValues(values: IndexValues): readonly string[] {
+  return typeof values === "string" ? [values] : values;
 }
 
 /**
  * An {@link Indexer} that keeps each object as its JSON text (a V8 string,
- * one byte a character for ASCII) rather than as an object graph, whose
- * fields cost tens of bytes each. Reads decode (`JSON.parse`); the
+ * one byte a character for ASCII; or that text deflated, option `encoding`)
+ * rather than as an object graph, whose fields cost tens of bytes each.
+ * Reads decode (`JSON.parse`); the
  * {@link CompactCacheOptions.hotObjects} last written or read stay decoded,
  * so an object read again while it is hot is the same object and is decoded
  * once. The key, resourceVersion, labels, owner references and every index's
@@ -70,13 +101,21 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
   /** The decoded objects kept, least recently used first (a Map iterates in insertion order). */
   private hot = new Map<string, T>();
   private readonly hotLimit: number;
+  private readonly deflate: boolean;
+  /** With `deflate`: the text of the first object held, which every object is compressed against. */
+  private dictionary: Buffer | undefined;
 
   constructor(options: CompactCacheOptions & { indexers?: Indexers<T> } = {}) {
     const limit = options.hotObjects ?? DEFAULT_HOT_OBJECTS;
     if (!Number.isSafeInteger(limit) || limit < 0) {
       throw new RangeError(`hotObjects must be a whole number of objects, 0 or more; got ${String(limit)}`);
     }
+    const encoding = options.encoding ?? "json";
+    if (encoding !== "json" && encoding !== "deflate") {
+      throw new RangeError(`encoding must be "json" or "deflate"; got ${JSON.stringify(encoding)}`);
+    }
     this.hotLimit = limit;
+    this.deflate = encoding === "deflate";
     if (options.indexers) this.addIndexers(options.indexers);
   }
 
@@ -188,9 +227,13 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
       const index = new Map<string, Set<string>>();
       this.indices.set(name, index);
       // The objects held are decoded once more, to file them under the new index.
+      const count = this.indexers.size;
       for (const [key, entry] of this.items) {
         const values = fn(this.decoded(key, entry));
-        entry.values.push(values);
+        const packed = packValues(values);
+        if (count === 1) entry.values = packed;
+        else if (count === 2) entry.values = [entry.values as IndexValues, packed];
+        else (entry.values as IndexValues[]).push(packed);
         for (const value of values) addTo(index, value, key);
       }
     }
@@ -220,9 +263,25 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
       this.hot.set(key, hot);
       return hot;
     }
-    const obj = JSON.parse(entry.text) as T;
+    const obj = JSON.parse(this.deflate ? this.inflate(entry.text) : entry.text) as T;
     this.keepHot(key, obj);
     return obj;
+  }
+
+  private encode(obj: T): string {
+    const text = JSON.stringify(obj);
+    if (!this.deflate) return text;
+    const bytes = Buffer.from(text, "utf8");
+    this.dictionary ??= bytes;
+    // latin1 keeps each byte as one character of a one-byte string: no Buffer (and its backing store) per object.
+    return deflateRawSync(bytes, { ...DEFLATE, dictionary: this.dictionary }).toString("latin1");
+  }
+
+  private inflate(text: string): string {
+    const bytes = Buffer.from(text, "latin1");
+    return inflateRawSync(bytes, { windowBits: DEFLATE.windowBits, dictionary: this.dictionary }).toString(
+      "utf8",
+    );
   }
 
   private keepHot(key: string, obj: T): void {
@@ -236,15 +295,21 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
     const old = this.items.get(key);
     const values: (readonly string[])[] = [];
     for (const fn of this.indexers.values()) values.push(fn(obj));
+    const count = values.length;
     const meta = obj.metadata;
     const refs: unknown = meta?.ownerReferences;
     const labels: unknown = meta?.labels;
     const entry: Entry = {
-      text: JSON.stringify(obj),
+      text: this.encode(obj),
       resourceVersion: meta?.resourceVersion,
       labels: labels !== null && typeof labels === "object" ? (labels as Record<string, string>) : undefined,
       ownerReferences: Array.isArray(refs) ? (refs as OwnerReference[]) : undefined,
-      values,
+      values:
+        count === 0
+          ? undefined
+          : count === 1
+            ? packValues(values[0] as readonly string[])
+            : values.map(packValues),
     };
     this.items.set(key, entry);
     // The object written is the one handlers are handed now: the likeliest to be read next.
@@ -256,7 +321,7 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
     }
     let i = 0;
     for (const index of this.indices.values()) {
-      const before = old.values[i] as readonly string[];
+      const before = this.valuesOf(old, i);
       const after = values[i] as readonly string[];
       i++;
       if (sameValues(before, after)) continue;
@@ -274,8 +339,17 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
   private unindex(key: string, old: Entry): void {
     let i = 0;
     for (const index of this.indices.values()) {
-      for (const value of old.values[i++] as readonly string[]) removeFrom(index, value, key);
+      for (const value of this.valuesOf(old, i++)) removeFrom(index, value, key);
     }
+  }
+
+  /** The values of index number `i` of `entry`. */
+  private valuesOf(entry: Entry, i: number): readonly string[] {
+    const values = entry.values;
+    if (values === undefined) return NO_VALUES;
+    return unpackValues(
+      this.indexers.size === 1 ? (values as IndexValues) : ((values as IndexValues[])[i] as IndexValues),
+    );
   }
 }
 

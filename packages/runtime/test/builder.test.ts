@@ -166,14 +166,14 @@ describe("ControllerBuilder", () => {
       () =>
         new ControllerBuilder()
           .for(Widgets, { compact: { hotObjects: -1 } })
-          .owns(ConfigMaps, { compact: "yes" as unknown as boolean })
+          .owns(ConfigMaps, { compact: { encoding: "cbor" as "json" } })
           .build(),
       (error: unknown) => {
         assert.ok(error instanceof BuilderError);
         assert.equal(error.problems.length, 2, error.message);
         assert.match(
           error.message,
-          /for\(Widget \(example.com\/v1\)\): compact must be true, false or \{ hotObjects: n \}/,
+          /for\(Widget \(example.com\/v1\)\): compact must be true, false or \{ hotObjects: n, encoding: "json" \| "deflate" \}/,
         );
         assert.match(error.message, /owns\(ConfigMap \(v1\)\): compact must be true, false/);
         return true;

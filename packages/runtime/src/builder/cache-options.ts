@@ -43,12 +43,14 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
    * @tessera/informers). A fraction of the heap per object, for a
    * `JSON.parse` on each read of an object not read or written a moment
    * ago; handlers and reconciles still get objects. `true`, `false`, or
-   * `{ hotObjects }` (how many decoded objects are kept, default 256).
+   * `{ hotObjects, encoding }`: how many decoded objects are kept (default
+   * 256), and `"json"` (default) or `"deflate"` (the text compressed: far
+   * smaller, dearer to write and read).
    * Absent: the configuration's `cache.byKind` entry, else on for the kinds
    * a controller `owns` and off for the others. The first declaration of a
    * kind's cache decides for every controller that shares it.
    */
-  compact?: boolean | { readonly hotObjects?: number };
+  compact?: boolean | { readonly hotObjects?: number; readonly encoding?: "json" | "deflate" };
 }
 
 /** Whether the kinds a controller `owns` are cached compact when neither the declaration nor `cache.byKind` says. */
@@ -116,7 +118,7 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
   }
   if (options.compact !== undefined && !isCompactOption(options.compact)) {
     problems.push(
-      `${where}: compact must be true, false or { hotObjects: n } with n a whole number of objects, 0 or more`,
+      `${where}: compact must be true, false or { hotObjects: n, encoding: "json" | "deflate" } with n a whole number of objects, 0 or more`,
     );
   }
   for (const [name, fn] of Object.entries(options.indexes ?? {})) {
@@ -142,9 +144,12 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
 function isCompactOption(value: unknown): boolean {
   if (typeof value === "boolean") return true;
   if (value === null || typeof value !== "object") return false;
-  if (Object.keys(value).some((k) => k !== "hotObjects")) return false;
-  const hot = (value as { hotObjects?: unknown }).hotObjects;
-  return hot === undefined || (Number.isSafeInteger(hot) && (hot as number) >= 0);
+  if (Object.keys(value).some((k) => k !== "hotObjects" && k !== "encoding")) return false;
+  const { hotObjects: hot, encoding } = value as { hotObjects?: unknown; encoding?: unknown };
+  return (
+    (hot === undefined || (Number.isSafeInteger(hot) && (hot as number) >= 0)) &&
+    (encoding === undefined || encoding === "json" || encoding === "deflate")
+  );
 }
 
 function fieldSelectorProblem(fields: Readonly<Record<string, string>> | string): string | undefined {
