@@ -4,7 +4,8 @@
 // managedFields stripped as the runtime's caches strip them): the object
 // graph itself (the plain cache), its JSON text as a V8 string (what
 // @tessera/informers' CompactStore keeps), the same text as a UTF-8 Buffer,
-// and V8's structured-clone bytes (v8.serialize). In process, no API server:
+// V8's structured-clone bytes (v8.serialize), and the text deflated against
+// another object's text (CompactStore's encoding "deflate"). In process, no API server:
 // the heap (used + external) after full collections, over N objects held in
 // a Map; decode time the median of ROUNDS passes over all N, the encodings
 // rotated each round. (Kubernetes protobuf is not in the table: the bytes
@@ -13,6 +14,7 @@
 // docs/benchmarks.md.)
 // Run: bash scripts/with-node.sh node --expose-gc bench/informers/compact-encoding.js   (N=5000, ROUNDS=5)
 import { deserialize, serialize } from "node:v8";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { configMap, pod, podStatus } from "../peers/data.js";
 
 const N = Number(process.env.N ?? 5000);
@@ -48,7 +50,17 @@ const ENCODINGS = {
     decode: (b) => JSON.parse(b.toString("utf8")),
   },
   "v8.serialize": { encode: (o) => serialize(o), decode: (b) => deserialize(b) },
+  // As CompactStore's encoding "deflate" keeps it: against the text of an object of the same kind.
+  "JSON deflated": {
+    encode: (o, dictionary) =>
+      deflateRawSync(Buffer.from(JSON.stringify(o)), { ...DEFLATE, dictionary }).toString("latin1"),
+    decode: (s, dictionary) =>
+      JSON.parse(
+        inflateRawSync(Buffer.from(s, "latin1"), { windowBits: DEFLATE.windowBits, dictionary }).toString(),
+      ),
+  },
 };
+const DEFLATE = { level: 1, memLevel: 2, windowBits: 13 };
 
 function heap() {
   for (let i = 0; i < 4; i++) globalThis.gc();
@@ -60,6 +72,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
 for (const [kind, make] of Object.entries(KINDS)) {
   const names = Object.keys(ENCODINGS);
+  const dictionary = Buffer.from(JSON.stringify(make(N)));
   const bytes = {};
   const decodeUs = Object.fromEntries(names.map((n) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -68,12 +81,12 @@ for (const [kind, make] of Object.entries(KINDS)) {
       const { encode, decode } = ENCODINGS[name];
       const before = heap();
       const held = new Map();
-      for (let i = 0; i < N; i++) held.set(`bench/${i}`, encode(make(i)));
+      for (let i = 0; i < N; i++) held.set(`bench/${i}`, encode(make(i), dictionary));
       const after = heap();
       if (round === 0) bytes[name] = (after - before) / N;
       let sink = 0;
       const t0 = performance.now();
-      for (const value of held.values()) sink += decode(value).metadata.name.length;
+      for (const value of held.values()) sink += decode(value, dictionary).metadata.name.length;
       decodeUs[name].push(((performance.now() - t0) * 1000) / N);
       if (sink === 0) throw new Error("nothing decoded");
       held.clear();

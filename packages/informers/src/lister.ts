@@ -7,7 +7,10 @@ import { matcherFor, type LabelMatch } from "./label-match.js";
 /**
  * Reads an informer's cache: by key, by namespace, by any index. Objects
  * returned are the cached ones themselves, shared with every other reader:
- * treat them as read-only (copy before changing).
+ * treat them as read-only (copy before changing). From a compact cache
+ * (the informer's `compact` option) they are decoded as read, except the
+ * most recent ones, which are shared the same way; a label selector is
+ * then matched before decoding, so only the objects selected are decoded.
  *
  * ```ts
  * const pods = informer.lister;

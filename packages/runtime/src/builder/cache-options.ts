@@ -46,15 +46,13 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
    * `{ hotObjects, encoding }`: how many decoded objects are kept (default
    * 256), and `"json"` (default) or `"deflate"` (the text compressed: far
    * smaller, dearer to write and read).
-   * Absent: the configuration's `cache.byKind` entry, else on for the kinds
-   * a controller `owns` and off for the others. The first declaration of a
+   * Absent: the configuration's `cache.byKind` entry, else off (measured:
+   * it halves a Pod's heap but not a ConfigMap's, and costs CPU and peak
+   * RSS in the first sync; docs/benchmarks.md). The first declaration of a
    * kind's cache decides for every controller that shares it.
    */
   compact?: boolean | { readonly hotObjects?: number; readonly encoding?: "json" | "deflate" };
 }
-
-/** Whether the kinds a controller `owns` are cached compact when neither the declaration nor `cache.byKind` says. */
-export const COMPACT_OWNED_BY_DEFAULT = true;
 
 /** A namespace name: an RFC 1123 label. */
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -256,7 +256,7 @@ export const managerConfigSchema = {
                 type: "boolean",
                 "x-optional": true,
                 description:
-                  "Keep the objects as their JSON text, decoded when read; absent: on for the kinds a controller owns.",
+                  "Keep the objects as their JSON text, decoded when read (a declaration's `compact` wins); absent: off.",
               },
             },
           },

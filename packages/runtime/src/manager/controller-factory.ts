@@ -9,11 +9,7 @@ import { labelSelectorString, type KubeObject, type Resource } from "@tessera/cl
 import { ShardedWorkload } from "@tessera/sharding";
 import type { ControllerDefinition } from "../builder/controller-builder.js";
 import { BuilderError } from "../builder/builder-error.js";
-import {
-  COMPACT_OWNED_BY_DEFAULT,
-  fieldSelectorString,
-  type CacheOptions,
-} from "../builder/cache-options.js";
+import { fieldSelectorString, type CacheOptions } from "../builder/cache-options.js";
 import { describeKind, isResource, type Kind } from "../builder/kind.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
@@ -152,8 +148,7 @@ export class ControllerFactory {
     }));
     for (const secondary of definition.watches) {
       const resource = await this.resolve(secondary.kind, signal);
-      const owned = secondary.map.type === "owner";
-      for (const { informer, namespace } of this.informers(resource, secondary.cache, owned)) {
+      for (const { informer, namespace } of this.informers(resource, secondary.cache)) {
         caches.add(resource, informer, namespace, definition.name);
         sources.push({
           informer,
@@ -168,10 +163,10 @@ export class ControllerFactory {
   }
 
   /** The informers of a declared cache: one per namespace it holds (one for all), from the shared factory. */
-  private informers(resource: Resource, cache: CacheOptions, owned = false): ScopedInformer[] {
+  private informers(resource: Resource, cache: CacheOptions): ScopedInformer[] {
     const factory = this.get(Tokens.InformerFactory);
     const scope = this.scope(resource, cache);
-    const compact = cache.compact ?? scope.compact ?? (owned && COMPACT_OWNED_BY_DEFAULT);
+    const compact = cache.compact ?? scope.compact ?? false;
     const transform = cache.transform ? this.transformOf(cache.transform) : undefined;
     const namespaces = scope.namespaces.length > 0 ? scope.namespaces : [undefined];
     return namespaces.map((namespace) => ({

@@ -57,6 +57,7 @@ describe("declared caches (real API server)", function () {
       .for(Widgets)
       .owns(ConfigMaps, {
         labels: { "app.kubernetes.io/managed-by": "widgets" },
+        compact: true,
         indexes: {
           "data.owner": byOwner,
           // Throws on the w2 objects: they are logged and left out of this index only.
@@ -83,13 +84,13 @@ describe("declared caches (real API server)", function () {
         .informers.filter((i) => i.resource === "configmaps");
       assert.equal(informers.length, 1, informers.map((i) => i.name).join(", "));
       assert.equal(informers[0]!.lister.size, labelled, `${labelled} labelled of ${total} ConfigMaps`);
-      // An owned kind is cached compact unless told otherwise; a watched one is not.
-      assert.equal(informers[0]!.compact, true, "owns(ConfigMaps) is compact by default");
+      // The kind declared compact is; another is not, by default.
+      assert.equal(informers[0]!.compact, true, "owns(ConfigMaps, { compact: true }) is compact");
       const secrets = manager.get(Tokens.InformerFactory).informers.filter((i) => i.resource === "secrets");
       assert.deepEqual(
         secrets.map((i) => i.compact),
         [false],
-        "watches(Secrets) is not",
+        "watches(Secrets) is not compact by default",
       );
       assert.ok(labelled >= 3 && total >= labelled + 6, `${labelled} of ${total}`);
       assert.deepEqual(
