@@ -24,7 +24,7 @@ const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const IN_FLIGHT = 64;
 const tesseraReplica = `${process.execPath} ${fileURLToPath(new URL("tessera-replica.js", import.meta.url))}`;
-// [name, command, environment of its replicas]
+/** @type {[name: string, command: string, env?: Record<string, string>][]} [name, command, environment of its replicas] */
 const contenders = [
   ["tessera", tesseraReplica],
   // Each reconcile reads its object from the cache, which keeps it decoded, then compact.
