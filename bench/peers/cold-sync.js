@@ -68,6 +68,19 @@ add("Tessera protobuf+gzip", "tessera", nodeInformer, {
   BENCH_WATCH_LIST: "1",
 });
 add(
+  "Tessera protobuf, compact",
+  "tessera",
+  nodeInformer,
+  { BENCH_IMPL: "tessera", BENCH_WIRE: "protobuf", BENCH_WATCH_LIST: "1", BENCH_COMPACT: "1" },
+  true,
+);
+add("Tessera protobuf, compact deflate", "tessera", nodeInformer, {
+  BENCH_IMPL: "tessera",
+  BENCH_WIRE: "protobuf",
+  BENCH_WATCH_LIST: "1",
+  BENCH_COMPACT: "deflate",
+});
+add(
   "Tessera JSON",
   "tessera",
   nodeInformer,

@@ -6,6 +6,9 @@
 //   {"ev":"r","n":<name>,"t":<µs>}        the first reconcile of each object
 //                                          (µs of the machine's monotonic clock)
 //   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
+// BENCH_COMPACT=1 caches the ConfigMaps compact (as JSON text, decoded on
+// read); BENCH_READ=1 makes each reconcile read its object from the cache
+// (ctx.current()), the read a compact cache pays for.
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
 import { ConfigMaps, Manager, runMain } from "@tessera/runtime";
@@ -13,6 +16,7 @@ import { ConfigMaps, Manager, runMain } from "@tessera/runtime";
 const emit = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 const now = () => Number(process.hrtime.bigint() / 1000n);
 const namespace = process.env.BENCH_NAMESPACE;
+const read = process.env.BENCH_READ === "1";
 
 await runMain(async (signal) => {
   const manager = await Manager.create({
@@ -33,9 +37,10 @@ await runMain(async (signal) => {
   let total = 0;
   manager
     .controller()
-    .for(ConfigMaps)
-    .complete(async (request) => {
+    .for(ConfigMaps, process.env.BENCH_COMPACT === "1" ? { compact: true } : {})
+    .complete(async (request, ctx) => {
       total++;
+      if (read && ctx.current() === undefined) return;
       if (request.namespace !== namespace || seen.has(request.name)) return;
       seen.add(request.name);
       emit({ ev: "r", n: request.name, t: now() });

@@ -8,7 +8,8 @@
 // figure is the median of ROUNDS rounds (default 3), the contenders' order
 // rotated each round.
 //
-// Run: bash scripts/with-node.sh node bench/runtime/throughput.js   (after npm run build; OBJECTS=2000 ROUNDS=1 for a short run)
+// Run: bash scripts/with-node.sh node bench/runtime/throughput.js   (after npm run build; OBJECTS=2000 ROUNDS=1 for a short run;
+//      ONLY="tessera;tessera, compact, reads" SCENARIOS=1 for some contenders and scenarios)
 // Other contenders: --contender name=command (repeatable), where command
 // starts one replica speaking the line protocol of tessera-replica.js.
 import { spawn } from "node:child_process";
@@ -22,12 +23,20 @@ import { summarize, writeResult } from "../lib/results.js";
 const OBJECTS = Number(process.env.OBJECTS ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const IN_FLIGHT = 64;
+const tesseraReplica = `${process.execPath} ${fileURLToPath(new URL("tessera-replica.js", import.meta.url))}`;
+/** @type {[name: string, command: string, env?: Record<string, string>][]} [name, command, environment of its replicas] */
 const contenders = [
-  ["tessera", `${process.execPath} ${fileURLToPath(new URL("tessera-replica.js", import.meta.url))}`],
+  ["tessera", tesseraReplica],
+  // Each reconcile reads its object from the cache, which keeps it decoded, then compact.
+  ["tessera, reads", tesseraReplica, { BENCH_READ: "1" }],
+  ["tessera, compact, reads", tesseraReplica, { BENCH_READ: "1", BENCH_COMPACT: "1" }],
 ];
-const controllerRuntime = controllerRuntimeReplica();
+// ONLY=name;name picks contenders (the peers are then built only when picked).
+const only = process.env.ONLY?.split(";");
+const wanted = (name) => !only || only.includes(name);
+const controllerRuntime = wanted("controller-runtime v0.25.3") ? controllerRuntimeReplica() : undefined;
 if (controllerRuntime) contenders.push(["controller-runtime v0.25.3", controllerRuntime]);
-const kubeRs = buildCargo("kube-rs");
+const kubeRs = wanted("kube-rs") ? buildCargo("kube-rs") : undefined;
 if (kubeRs) contenders.push(["kube-rs", kubeRs("controller")]);
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--contender") {
@@ -35,10 +44,12 @@ for (let i = 2; i < process.argv.length; i++) {
     contenders.push([name, command.join("=")]);
   }
 }
+if (only) contenders.splice(0, contenders.length, ...contenders.filter(([name]) => wanted(name)));
+// SCENARIOS=1 (or 3) picks the scenario by its replicas.
 const scenarios = [
   { label: "1 replica", mode: "every-replica", replicas: 1 },
   { label: "3 sharded replicas", mode: "sharded", replicas: 3 },
-];
+].filter((s) => !process.env.SCENARIOS || process.env.SCENARIOS.split(",").includes(String(s.replicas)));
 const now = () => Number(process.hrtime.bigint() / 1000n);
 
 const cp = new ControlPlane();
@@ -120,11 +131,11 @@ let run = 0;
 for (let round = 0; round < ROUNDS; round++) {
   // Each round starts one contender later, so that none always runs first.
   const order = contenders.map((_, i) => contenders[(i + round) % contenders.length]);
-  for (const [contender, command] of order) {
+  for (const [contender, command, extraEnv] of order) {
     for (const scenario of scenarios) {
       const key = `${contender}\u0000${scenario.label}`;
       if (unsupported.has(key)) continue;
-      const result = await measure(contender, command, scenario);
+      const result = await measure(contender, command, scenario, extraEnv);
       if (result === undefined) {
         unsupported.add(key);
         continue;
@@ -140,11 +151,12 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 
 /** One contender in one scenario, once: undefined when the contender has no such mode. */
-async function measure(contender, command, scenario) {
+async function measure(contender, command, scenario, extraEnv = {}) {
   const namespace = `bench-${++run}`;
   await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   const replicas = Array.from({ length: scenario.replicas }, (_, i) =>
     startReplica(command, {
+      ...extraEnv,
       KUBECONFIG: kubeconfig,
       BENCH_NAMESPACE: namespace,
       BENCH_MODE: scenario.mode,
@@ -252,7 +264,7 @@ for (const r of rows) {
       `(${r.contender}, ${r.scenario}: ${failedRounds} round(s) failed: ${failures.get(`${r.contender}\u0000${r.scenario}`)?.[0]})`,
     );
   const peers = rows.filter(
-    (x) => x.scenario === r.scenario && !x.unsupported && !x.failed && x.contender !== "tessera",
+    (x) => x.scenario === r.scenario && !x.unsupported && !x.failed && !x.contender.startsWith("tessera"),
   );
   const best = peers.sort((a, b) => b.reconcilesPerSec.median - a.reconcilesPerSec.median)[0];
   console.log(

@@ -11,6 +11,8 @@ export type { HandlerRegistration } from "./handler-registration.js";
 export { ResyncScheduler, ResyncSchedule, RESYNC_BUCKET_MS, RESYNC_TICK_JITTER } from "./resync-scheduler.js";
 export type { ResyncSchedulerOptions, ResyncTick } from "./resync-scheduler.js";
 export { Lister, NamespaceLister } from "./lister.js";
+export { CompactStore, DEFAULT_HOT_OBJECTS } from "./compact-store.js";
+export type { CompactCacheOptions, CompactEntryMetadata } from "./compact-store.js";
 export type { LabelMatch } from "./label-match.js";
 export { indexByLabel, indexByOwnerUid, indexByControllerUid } from "./index-funcs.js";
 export { stripManagedFields, stripLastAppliedConfiguration, composeTransforms } from "./transforms.js";

@@ -1,11 +1,16 @@
 import { NAMESPACE_INDEX, type Indexer } from "@tessera/reflector";
 import { type KubeObject } from "@tessera/client";
+import { labelMatcher } from "@tessera/client";
+import { CompactStore } from "./compact-store.js";
 import { matcherFor, type LabelMatch } from "./label-match.js";
 
 /**
  * Reads an informer's cache: by key, by namespace, by any index. Objects
  * returned are the cached ones themselves, shared with every other reader:
- * treat them as read-only (copy before changing).
+ * treat them as read-only (copy before changing). From a compact cache
+ * (the informer's `compact` option) they are decoded as read, except the
+ * most recent ones, which are shared the same way; a label selector is
+ * then matched before decoding, so only the objects selected are decoded.
  *
  * ```ts
  * const pods = informer.lister;
@@ -29,12 +34,15 @@ export class Lister<T extends KubeObject> {
 
   /** Every cached object that `match` accepts (all of them without it). */
   list(match?: LabelMatch<T>): T[] {
-    return filter(this.indexer.list(), match);
+    return byLabels(this.indexer, undefined, match) ?? filter(this.indexer.list(), match);
   }
 
   /** The objects whose index `indexName` includes `value`, filtered by `match`. Unknown index names throw. */
   byIndex(indexName: string, value: string, match?: LabelMatch<T>): T[] {
-    return filter(this.indexer.byIndex(indexName, value), match);
+    return (
+      byLabels(this.indexer, () => this.indexer.indexKeys(indexName, value), match) ??
+      filter(this.indexer.byIndex(indexName, value), match)
+    );
   }
 
   /** The keys of the objects whose index `indexName` includes `value`. */
@@ -68,10 +76,13 @@ export class NamespaceLister<T extends KubeObject> {
 
   /** The objects of this namespace that `match` accepts; through the namespace index when there is one. */
   list(match?: LabelMatch<T>): T[] {
-    const items =
-      NAMESPACE_INDEX in this.indexer.getIndexers()
-        ? this.indexer.byIndex(NAMESPACE_INDEX, this.namespace)
-        : this.indexer.list().filter((o) => (o.metadata?.namespace ?? "") === this.namespace);
+    if (NAMESPACE_INDEX in this.indexer.getIndexers()) {
+      return (
+        byLabels(this.indexer, () => this.indexer.indexKeys(NAMESPACE_INDEX, this.namespace), match) ??
+        filter(this.indexer.byIndex(NAMESPACE_INDEX, this.namespace), match)
+      );
+    }
+    const items = this.indexer.list().filter((o) => (o.metadata?.namespace ?? "") === this.namespace);
     return filter(items, match);
   }
 }
@@ -79,4 +90,19 @@ export class NamespaceLister<T extends KubeObject> {
 function filter<T extends KubeObject>(items: T[], match: LabelMatch<T> | undefined): T[] {
   const accept = matcherFor(match);
   return accept ? items.filter(accept) : items;
+}
+
+/**
+ * A label selector read from a compact cache: the labels were kept when the
+ * objects were written, so only the objects selected are decoded. `undefined`
+ * when `match` is no selector or the cache is not compact.
+ */
+function byLabels<T extends KubeObject>(
+  indexer: Indexer<T>,
+  keys: (() => Iterable<string>) | undefined,
+  match: LabelMatch<T> | undefined,
+): T[] | undefined {
+  if (match === undefined || typeof match === "function" || !(indexer instanceof CompactStore))
+    return undefined;
+  return (indexer as CompactStore<T>).listByLabels(labelMatcher(match), keys?.());
 }

@@ -23,6 +23,7 @@ import {
   type ReflectorStore,
 } from "@tessera/reflector";
 import { type KubeObject, type Resource } from "@tessera/client";
+import { CompactStore, type CompactCacheOptions } from "./compact-store.js";
 import { HandlerDelivery } from "./handler-delivery.js";
 import type { HandlerRegistration } from "./handler-registration.js";
 import { InformerMetrics } from "./informer-metrics.js";
@@ -73,6 +74,16 @@ export interface SharedIndexInformerOptions<T extends KubeObject> extends Instru
   namespaceIndex?: boolean;
   /** Applied to every object before it is cached, e.g. {@link stripManagedFields}. */
   transform?: Transform<T>;
+  /**
+   * Keep each cached object as its JSON text and decode it when read (a
+   * {@link CompactStore}): a fraction of the heap of the object graph, for a
+   * `JSON.parse` on each read of an object that is not among the most recent
+   * ones (`hotObjects`, default 256). Handlers still
+   * receive objects, and a read of an object written or read a moment ago
+   * is the same object. `true` for the defaults. Default `false`: every
+   * object is kept decoded.
+   */
+  compact?: boolean | CompactCacheOptions;
   /** The resync period of handlers registered without one; default none. */
   defaultResyncPeriodMs?: number;
   /**
@@ -156,8 +167,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
   readonly namespace: string | undefined;
   /** Reads the cache. */
   readonly lister: Lister<T>;
+  /** Whether the cache keeps its objects compact (option `compact`). */
+  readonly compact: boolean;
 
-  private readonly cache: IndexedStore<T>;
+  private readonly cache: IndexedStore<T> | CompactStore<T>;
   private readonly fifo: DeltaFIFO<T>;
   /** What fills the FIFO: the informer's own reflector, or the external source of `options.source`. */
   private readonly source: Pick<InformerSource, "run" | "lastSyncResourceVersion" | "lastError" | "health">;
@@ -200,7 +213,11 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
       ...(options.namespaceIndex === false ? {} : { [NAMESPACE_INDEX]: indexByNamespace }),
       ...options.indexers,
     };
-    this.cache = new IndexedStore<T>({ indexers });
+    const compact = options.compact;
+    this.compact = compact !== undefined && compact !== false;
+    this.cache = compact
+      ? new CompactStore<T>({ ...(compact === true ? {} : compact), indexers })
+      : new IndexedStore<T>({ indexers });
     this.lister = new Lister(this.cache);
     this.fifo = new DeltaFIFO<T>({ knownObjects: this.cache });
     const fifo = this.fifo;
@@ -459,26 +476,37 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
     const isInInitialList = this.external ? !this.synced : batch.isInInitialList;
     this.handled++;
     for (const delta of batch.deltas) {
-      const old = this.cache.getByKey(key);
+      // Whether it is cached, and its version, are read without decoding it (a compact cache).
+      const cached = this.cache.has(key);
       if (delta.type === "Deleted") {
-        if (old === undefined) continue; // never cached, so no handler saw it
+        if (!cached) continue; // never cached, so no handler saw it
         this.cache.delete(delta.object);
         for (const schedule of this.handlers.values()) schedule?.untrack(key);
         this.distribute({ type: "delete", object: delta.object });
         continue;
       }
       const obj = delta.object instanceof DeletedFinalStateUnknown ? delta.object.obj : delta.object;
-      if (old === undefined) {
+      if (!cached) {
         this.cache.add(obj);
         for (const schedule of this.handlers.values()) schedule?.track(key);
         this.distribute({ type: "add", object: obj, isInInitialList });
         continue;
       }
       // A relist re-delivers objects unchanged since: nothing happened to them.
-      if ((delta.type === "Replaced" || delta.type === "Sync") && sameVersion(old, obj)) continue;
+      if ((delta.type === "Replaced" || delta.type === "Sync") && this.cachedVersionIs(key, obj)) continue;
+      const old = this.cache.getByKey(key) as T;
       this.cache.update(obj);
       this.distribute({ type: "update", oldObject: old, newObject: obj, resync: false });
     }
+  }
+
+  /** Whether the object cached under `key` has `obj`'s resourceVersion. */
+  private cachedVersionIs(key: string, obj: T): boolean {
+    const rv =
+      this.cache instanceof CompactStore
+        ? this.cache.metadataOf(key)?.resourceVersion
+        : this.cache.getByKey(key)?.metadata?.resourceVersion;
+    return rv !== undefined && rv === obj.metadata?.resourceVersion;
   }
 
   private distribute(notification: Notification<T>): void {
@@ -518,9 +546,4 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
     this.syncWaiters.settle(true);
     for (const delivery of this.handlers.keys()) delivery.checkSynced();
   }
-}
-
-function sameVersion(a: KubeObject, b: KubeObject): boolean {
-  const rv = a.metadata?.resourceVersion;
-  return rv !== undefined && rv === b.metadata?.resourceVersion;
 }

@@ -17,6 +17,7 @@ import {
 } from "@tessera/reflector";
 import { describeResource, type KubeConfigLike, type KubeObject, type Resource } from "@tessera/client";
 import { CacheSyncError, type UnsyncedInformer } from "./cache-sync-error.js";
+import type { CompactCacheOptions } from "./compact-store.js";
 import { MetadataListerWatcher } from "./metadata-lister-watcher.js";
 import { metadataResource, type PartialObjectMetadata } from "./partial-object-metadata.js";
 import { ResyncScheduler } from "./resync-scheduler.js";
@@ -51,6 +52,13 @@ export interface InformerOptions<T extends KubeObject> {
    * function throws).
    */
   indexers?: Indexers<T>;
+  /**
+   * Keep the objects as their JSON text, decoded when read
+   * (`SharedIndexInformerOptions.compact`); absent: the factory's default.
+   * Not part of the informer's identity: the first request of an informer
+   * decides.
+   */
+  compact?: boolean | CompactCacheOptions;
 }
 
 /**
@@ -72,6 +80,8 @@ export interface SharedInformerFactoryOptions extends Instrumentation {
   transform?: Transform<KubeObject>;
   /** Resync period of handlers that set none; default none. */
   defaultResyncPeriodMs?: number;
+  /** Whether informers keep their objects compact (`SharedIndexInformerOptions.compact`) unless asked otherwise; default `false`. */
+  compact?: boolean | CompactCacheOptions;
   /** Passed to every informer's reflector. */
   reflector?: InformerReflectorOptions<KubeObject>;
   /** Offered on every LIST and WATCH of the `kubeConfig` path; see `KubeListerWatcherOptions.compression`. */
@@ -172,7 +182,11 @@ export class SharedInformerFactory implements Runnable, Syncable {
     const key = this.keyOf(request, transform);
     let entry = this.entries.get(key);
     if (!entry) {
-      const informer = this.makeInformer(request, transform as Transform<KubeObject> | undefined);
+      const informer = this.makeInformer(
+        request,
+        transform as Transform<KubeObject> | undefined,
+        options.compact ?? this.options.compact ?? false,
+      );
       entry = { key, informer, uses: 0, release: new AbortController(), running: undefined };
       this.entries.set(key, entry);
       this.byInformer.set(informer, entry);
@@ -342,6 +356,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
   private makeInformer(
     request: ListerWatcherRequest,
     transform: Transform<KubeObject> | undefined,
+    compact: boolean | CompactCacheOptions,
   ): SharedIndexInformer<KubeObject> {
     const o = this.options;
     const listerWatcher = o.listerWatcherFor
@@ -366,6 +381,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
       // Only a tracer given goes to the informers' reflectors, which trace under their own name otherwise.
       ...(o.tracer ? { tracer: o.tracer } : {}),
       ...(transform ? { transform } : {}),
+      ...(compact ? { compact } : {}),
       ...(o.defaultResyncPeriodMs !== undefined ? { defaultResyncPeriodMs: o.defaultResyncPeriodMs } : {}),
       ...(o.reflector ? { reflector: o.reflector } : {}),
     });

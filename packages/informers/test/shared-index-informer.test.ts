@@ -12,7 +12,13 @@ import { InformerHarness, settle, widget, type Widget } from "./informer-harness
 import { ReplicaHandler, versions } from "./replica.js";
 import { seededRandom } from "./seeded-random.js";
 
-describe("SharedIndexInformer", () => {
+// Every case runs on both caches: objects kept as they are, and kept compact (as JSON text).
+describe("SharedIndexInformer", () => informerCases(false));
+describe("SharedIndexInformer (compact cache)", () => informerCases(true));
+
+function informerCases(compact: boolean): void {
+  const harness = (options: ConstructorParameters<typeof InformerHarness>[0] = {}) =>
+    new InformerHarness({ ...options, ...(compact ? { compact: true } : {}) });
   let h: InformerHarness | undefined;
   afterEach(async () => {
     await h?.stop();
@@ -20,7 +26,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("keeps the cache and every handler's replica equal to the collection through random changes", async () => {
-    h = new InformerHarness();
+    h = harness();
     const random = seededRandom(42);
     for (let i = 0; i < 50; i++) h.lw.put(widget(`w-${i}`, i % 2 ? "a" : "b", i));
     const quick = new ReplicaHandler<Widget>();
@@ -64,7 +70,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("never lets a blocked handler delay another, and the blocked one catches up in order", async () => {
-    h = new InformerHarness();
+    h = harness();
     await h.start();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -92,7 +98,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("hands a late handler the cached objects as initial adds, and it syncs once it has handled them", async () => {
-    h = new InformerHarness();
+    h = harness();
     for (let i = 0; i < 10; i++) h.lw.put(widget(`w-${i}`));
     const early = new ReplicaHandler<Widget>();
     const earlyReg = h.informer.addEventHandler(early);
@@ -122,7 +128,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("delivers a tombstone for a deletion seen only through a relist", async () => {
-    h = new InformerHarness();
+    h = harness();
     for (let i = 0; i < 5; i++) h.lw.put(widget(`w-${i}`));
     const replica = new ReplicaHandler<Widget>();
     const tombstones: DeletedFinalStateUnknown<Widget>[] = [];
@@ -148,7 +154,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("logs a failing handler and goes on delivering to it and to the others", async () => {
-    h = new InformerHarness();
+    h = harness();
     await h.start();
     const seen: string[] = [];
     const reg = h.informer.addEventHandler(
@@ -176,7 +182,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("stops delivering to a closed handler; waiting for its sync then answers false", async () => {
-    h = new InformerHarness();
+    h = harness();
     const seen: string[] = [];
     const reg = h.informer.addEventHandler({ onAdd: (obj) => void seen.push(obj.metadata.name) });
     const synced = reg.waitForSync();
@@ -191,7 +197,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("caches transformed objects, indexes them by namespace and custom indexes, and lists them", async () => {
-    h = new InformerHarness({
+    h = harness({
       transform: stripManagedFields,
       indexers: { app: indexByLabel("app") },
     });
@@ -227,13 +233,13 @@ describe("SharedIndexInformer", () => {
   });
 
   it("refuses to run twice", async () => {
-    h = new InformerHarness();
+    h = harness();
     await h.start();
     assert.throws(() => h?.informer.run(new AbortController().signal), InformerStateError);
   });
 
   it("answers waitForSync false when its signal aborts or the run stops before the sync, and true once synced", async () => {
-    h = new InformerHarness();
+    h = harness();
     h.lw.put(widget("w-0"));
     const giveUp = new AbortController();
     const abandoned = h.informer.waitForSync(giveUp.signal);
@@ -250,7 +256,7 @@ describe("SharedIndexInformer", () => {
     assert.equal(await handlerWait, false, "so its handler never syncs either");
     assert.equal(await h.informer.waitForSync(), false, "asked after the stop");
 
-    const synced = new InformerHarness();
+    const synced = harness();
     const reg2 = synced.informer.addEventHandler({});
     const waits = Promise.all([synced.informer.waitForSync(), reg2.waitForSync()]);
     await synced.start();
@@ -260,7 +266,7 @@ describe("SharedIndexInformer", () => {
   });
 
   it("keeps its cache once stopped, refuses close while running, and close lets go of handlers and cache", async () => {
-    h = new InformerHarness();
+    h = harness();
     for (let i = 0; i < 3; i++) h.lw.put(widget(`w-${i}`));
     const seen: string[] = [];
     h.informer.addEventHandler({ onAdd: (obj) => void seen.push(obj.metadata.name) });
@@ -286,7 +292,7 @@ describe("SharedIndexInformer", () => {
       random: seededRandom(9),
       onTick: (t) => ticks.push(t),
     });
-    h = new InformerHarness({ resyncScheduler: scheduler });
+    h = harness({ resyncScheduler: scheduler });
     for (let i = 0; i < 100_000; i++) h.lw.put(widget(`w-${i}`, `ns-${i % 10}`));
     await h.start();
     const resynced = new Map<string, number[]>();
@@ -332,7 +338,7 @@ describe("SharedIndexInformer", () => {
     assert.ok(ticks.every((t) => t.buckets <= 2));
     assert.equal(quiet.resyncs, 0, "a handler without a period is not resynced");
   });
-});
+}
 
 function names(objects: Widget[]): string[] {
   return objects.map((o) => o.metadata.name).sort();

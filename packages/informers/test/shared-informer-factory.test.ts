@@ -66,7 +66,9 @@ class Fixture {
   readonly collections = new Map<string, InMemoryListerWatcher<Widget>>();
   readonly factory: SharedInformerFactory;
 
-  constructor(defaults: { namespace?: string; transform?: (o: KubeObject) => KubeObject } = {}) {
+  constructor(
+    defaults: { namespace?: string; transform?: (o: KubeObject) => KubeObject; compact?: boolean } = {},
+  ) {
     this.factory = new SharedInformerFactory({
       listerWatcherFor: (request) => {
         this.requests.push(request);
@@ -287,6 +289,24 @@ describe("SharedInformerFactory", () => {
       ["ghosts.nope.example"],
     );
     assert.match(err.message, /informers stopped/);
+  });
+
+  it("makes informers compact by its default unless one asks otherwise; the first request decides", async () => {
+    f = new Fixture({ compact: true });
+    const compact = f.factory.informerFor<Widget>(widgets);
+    const plain = f.factory.informerFor<Widget>(gadgets, { compact: false });
+    assert.equal(compact.compact, true);
+    assert.equal(plain.compact, false);
+    assert.equal(
+      f.factory.informerFor<Widget>(widgets, { compact: false }),
+      compact,
+      "not part of the identity",
+    );
+    f.collection(widgets).put(widget("w-1", "a", 1));
+    f.run();
+    await settle(() => compact.lister.size === 1);
+    assert.deepEqual(compact.lister.get("w-1", "a")?.spec, { size: 1 }, "read back as written");
+    assert.equal(new Fixture().factory.informerFor<Widget>(widgets).compact, false, "off without a default");
   });
 
   it("adds the indexers a later caller needs to the shared informer", () => {

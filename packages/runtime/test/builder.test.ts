@@ -194,4 +194,30 @@ describe("ControllerBuilder", () => {
       .watches(ConfigMaps, () => [], { indexes: { byOwner: one } })
       .build();
   });
+
+  it("takes compact as true, false or { hotObjects }, and refuses anything else by name", () => {
+    const definition = new ControllerBuilder()
+      .for(Widgets, { compact: false })
+      .owns(ConfigMaps, { compact: { hotObjects: 16 } })
+      .build();
+    assert.deepEqual(definition.cache, { compact: false });
+    assert.deepEqual(definition.watches[0]?.cache, { compact: { hotObjects: 16 } });
+    assert.throws(
+      () =>
+        new ControllerBuilder()
+          .for(Widgets, { compact: { hotObjects: -1 } })
+          .owns(ConfigMaps, { compact: { encoding: "cbor" as "json" } })
+          .build(),
+      (error: unknown) => {
+        assert.ok(error instanceof BuilderError);
+        assert.equal(error.problems.length, 2, error.message);
+        assert.match(
+          error.message,
+          /for\(Widget \(example.com\/v1\)\): compact must be true, false or \{ hotObjects: n, encoding: "json" \| "deflate" \}/,
+        );
+        assert.match(error.message, /owns\(ConfigMap \(v1\)\): compact must be true, false/);
+        return true;
+      },
+    );
+  });
 });

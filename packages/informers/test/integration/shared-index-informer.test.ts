@@ -18,7 +18,15 @@ const podTemplates = defineResource<V1PodTemplate>({
   scope: "Namespaced",
 });
 
+// Every case runs on both caches: objects kept as they are, and kept compact (as JSON text).
 describe("SharedIndexInformer against a real apiserver", function () {
+  informerCases.call(this, false);
+});
+describe("SharedIndexInformer against a real apiserver (compact cache)", function () {
+  informerCases.call(this, true);
+});
+
+function informerCases(this: Mocha.Suite, compact: boolean): void {
   this.timeout(120_000);
   const env = useControlPlane();
 
@@ -31,6 +39,7 @@ describe("SharedIndexInformer against a real apiserver", function () {
       listerWatcher: new KubeListerWatcher(env.cp.kubeConfig, resource, { namespace }),
       transform: stripManagedFields,
       reflector: { consistencyCheck },
+      compact,
     });
   }
 
@@ -219,6 +228,7 @@ describe("SharedIndexInformer against a real apiserver", function () {
         }),
         // Short retries while the server is away, so the test does not sit out a long backoff.
         reflector: { consistencyCheck: true, backoff: { initialMs: 200, maxMs: 1_000 } },
+        compact,
       });
       const replica = new ReplicaHandler<V1ConfigMap>();
       const tombstones: string[] = [];
@@ -254,4 +264,4 @@ describe("SharedIndexInformer against a real apiserver", function () {
       await proxy.stop();
     }
   });
-});
+}

@@ -38,6 +38,21 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
    * and `client.list(kind, { fields: { "spec.secretName": v } })` reads it too.
    */
   indexes?: Readonly<Record<string, IndexFunction<T>>>;
+  /**
+   * Keep the cached objects compact: each as its JSON text, decoded when
+   * read (the informer's `compact` option, a `CompactStore` of
+   * @tessera/informers). A fraction of the heap per object, for a
+   * `JSON.parse` on each read of an object not read or written a moment
+   * ago; handlers and reconciles still get objects. `true`, `false`, or
+   * `{ hotObjects, encoding }`: how many decoded objects are kept (default
+   * 256), and `"json"` (default) or `"deflate"` (the text compressed: far
+   * smaller, dearer to write and read).
+   * Absent: the configuration's `cache.byKind` entry, else off (measured:
+   * it halves a Pod's heap but not a ConfigMap's, and costs CPU and peak
+   * RSS in the first sync; docs/benchmarks.md). The first declaration of a
+   * kind's cache decides for every controller that shares it.
+   */
+  compact?: boolean | { readonly hotObjects?: number; readonly encoding?: "json" | "deflate" };
 }
 
 /** A namespace name: an RFC 1123 label. */
@@ -100,6 +115,11 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
   if (options.transform !== undefined && typeof options.transform !== "function") {
     problems.push(`${where}: transform must be a function from an object to the object to cache`);
   }
+  if (options.compact !== undefined && !isCompactOption(options.compact)) {
+    problems.push(
+      `${where}: compact must be true, false or { hotObjects: n, encoding: "json" | "deflate" } with n a whole number of objects, 0 or more`,
+    );
+  }
   for (const [name, fn] of Object.entries(options.indexes ?? {})) {
     if (name.trim() === "") {
       problems.push(
@@ -123,6 +143,17 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
     }
   }
   return problems;
+}
+
+function isCompactOption(value: unknown): boolean {
+  if (typeof value === "boolean") return true;
+  if (value === null || typeof value !== "object") return false;
+  if (Object.keys(value).some((k) => k !== "hotObjects" && k !== "encoding")) return false;
+  const { hotObjects: hot, encoding } = value as { hotObjects?: unknown; encoding?: unknown };
+  return (
+    (hot === undefined || (Number.isSafeInteger(hot) && (hot as number) >= 0)) &&
+    (encoding === undefined || encoding === "json" || encoding === "deflate")
+  );
 }
 
 function fieldSelectorProblem(fields: Readonly<Record<string, string>> | string): string | undefined {

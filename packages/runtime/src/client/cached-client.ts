@@ -119,8 +119,9 @@ export class CachedClient implements Client {
     for (const informer of informers) {
       const [first, ...rest] = lookups;
       let candidates: T[];
+      // The label selector goes to the lister too: a compact cache then decodes only what it selects.
       if (first !== undefined) {
-        candidates = informer.lister.byIndex(first[0], first[1]);
+        candidates = informer.lister.byIndex(first[0], first[1], options.labels);
         if (namespace !== undefined)
           candidates = candidates.filter((o) => o.metadata?.namespace === namespace);
       } else if (name !== undefined && namespace !== undefined) {
@@ -128,7 +129,9 @@ export class CachedClient implements Client {
         candidates = one === undefined ? [] : [one];
       } else {
         candidates =
-          namespace !== undefined ? informer.lister.namespace(namespace).list() : informer.lister.list();
+          namespace !== undefined
+            ? informer.lister.namespace(namespace).list(options.labels)
+            : informer.lister.list(options.labels);
       }
       const indexers = rest.length > 0 ? informer.getIndexers() : {};
       for (const object of candidates) {

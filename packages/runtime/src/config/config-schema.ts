@@ -323,6 +323,12 @@ export const managerConfigSchema = {
                 description:
                   "A field selector (`status.phase!=Succeeded`): only matching objects are cached.",
               },
+              compact: {
+                type: "boolean",
+                "x-optional": true,
+                description:
+                  "Keep the objects as their JSON text, decoded when read (a declaration's `compact` wins); absent: off.",
+              },
             },
           },
         },

@@ -48,6 +48,8 @@ interface CacheScope {
   readonly namespaces: readonly string[];
   readonly labelSelector: string | undefined;
   readonly fieldSelector: string | undefined;
+  /** The `cache.byKind` entry's `compact`, if it says. */
+  readonly compact: boolean | undefined;
 }
 
 /**
@@ -222,6 +224,7 @@ export class ControllerFactory {
   private informers(resource: Resource, cache: CacheOptions): ScopedInformer[] {
     const factory = this.get(Tokens.InformerFactory);
     const scope = this.scope(resource, cache);
+    const compact = cache.compact ?? scope.compact ?? false;
     const transform = cache.transform ? this.transformOf(cache.transform) : undefined;
     const namespaces = scope.namespaces.length > 0 ? scope.namespaces : [undefined];
     return namespaces.map((namespace) => ({
@@ -232,6 +235,7 @@ export class ControllerFactory {
         ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
         ...(cache.metadataOnly ? { metadataOnly: true } : {}),
         ...(transform ? { transform } : {}),
+        compact,
       }),
     }));
   }
@@ -254,7 +258,7 @@ export class ControllerFactory {
       resource.scope === "Namespaced" ? (declared ?? entry.namespaces ?? this.config.cache.namespaces) : [];
     const labels = cache.labels === undefined ? entry.labels : labelSelectorString(cache.labels);
     const fields = cache.fields === undefined ? entry.fields : fieldSelectorString(cache.fields);
-    return { namespaces, labelSelector: labels, fieldSelector: fields };
+    return { namespaces, labelSelector: labels, fieldSelector: fields, compact: entry.compact };
   }
 
   private transformOf(transform: (object: KubeObject) => KubeObject): Transform<KubeObject> {

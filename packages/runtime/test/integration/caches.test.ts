@@ -57,6 +57,7 @@ describe("declared caches (real API server)", function () {
       .for(Widgets)
       .owns(ConfigMaps, {
         labels: { "app.kubernetes.io/managed-by": "widgets" },
+        compact: true,
         indexes: {
           "data.owner": byOwner,
           // Throws on the w2 objects: they are logged and left out of this index only.
@@ -83,6 +84,14 @@ describe("declared caches (real API server)", function () {
         .informers.filter((i) => i.resource === "configmaps");
       assert.equal(informers.length, 1, informers.map((i) => i.name).join(", "));
       assert.equal(informers[0]!.lister.size, labelled, `${labelled} labelled of ${total} ConfigMaps`);
+      // The kind declared compact is; another is not, by default.
+      assert.equal(informers[0]!.compact, true, "owns(ConfigMaps, { compact: true }) is compact");
+      const secrets = manager.get(Tokens.InformerFactory).informers.filter((i) => i.resource === "secrets");
+      assert.deepEqual(
+        secrets.map((i) => i.compact),
+        [false],
+        "watches(Secrets) is not compact by default",
+      );
       assert.ok(labelled >= 3 && total >= labelled + 6, `${labelled} of ${total}`);
       assert.deepEqual(
         (await client.list(ConfigMaps, { namespace: ns })).map((o) => o.metadata?.name).sort(),
@@ -197,7 +206,7 @@ describe("declared caches (real API server)", function () {
         cache: {
           namespaces: [a, b],
           lazy: true,
-          byKind: { configmaps: { fields: "metadata.name=settings" } },
+          byKind: { configmaps: { fields: "metadata.name=settings", compact: true } },
         },
       },
       kubeConfig: env.cp.kubeConfig,
@@ -220,6 +229,13 @@ describe("declared caches (real API server)", function () {
         .map((i) => i.namespace)
         .sort();
       assert.deepEqual(scoped, [a, b].sort(), "one informer per namespace of cache.namespaces");
+      assert.ok(
+        manager
+          .get(Tokens.InformerFactory)
+          .informers.filter((i) => i.resource === "configmaps")
+          .every((i) => i.compact),
+        "cache.byKind's compact makes the for() kind's caches compact",
+      );
       await eventually("both namespaces reconciled", () => reconciled.size === 2);
       assert.deepEqual([...reconciled].sort(), [a, b].sort(), "nothing of the third namespace");
       const client = manager.get(Tokens.Client);

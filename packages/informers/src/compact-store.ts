@@ -1,0 +1,376 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import type { KubeObject, OwnerReference } from "@tessera/client";
+import {
+  DeletedFinalStateUnknown,
+  IndexerError,
+  metaNamespaceKey,
+  type IndexFunc,
+  type Indexer,
+  type Indexers,
+} from "@tessera/reflector";
+
+/** How many decoded objects a compact cache keeps at most by default (see {@link CompactCacheOptions.hotObjects}). */
+export const DEFAULT_HOT_OBJECTS = 256;
+
+/**
+ * Options of a compact cache ({@link CompactStore}): objects are kept as
+ * their JSON text and decoded when read.
+ */
+export interface CompactCacheOptions {
+  /**
+   * How many decoded objects are kept, the most recently written or read:
+   * a reconcile reads the object its event just cached without decoding it,
+   * and an object read again while it stays among these is decoded once.
+   * Default {@link DEFAULT_HOT_OBJECTS}; `0` decodes on every read.
+   */
+  hotObjects?: number;
+  /**
+   * How each object is kept: `"json"` (default), its JSON text; `"deflate"`,
+   * that text compressed (raw deflate, as a one-byte string) against a
+   * dictionary, the text of the first object the cache held: an object much
+   * like the others then takes a few hundred bytes, for a compression on
+   * every write and an inflation on every read that is not hot (each costs
+   * more than the `JSON.parse`; see docs/benchmarks.md).
+   */
+  encoding?: "json" | "deflate";
+}
+
+/** Raw deflate's settings for objects of a few KiB: a small window and state, so each call allocates little. */
+const DEFLATE = { level: 1, memLevel: 2, windowBits: 13 } as const;
+
+/** What a compact cache extracts from an object once, when it is written. */
+export interface CompactEntryMetadata {
+  readonly resourceVersion: string | undefined;
+  readonly labels: Readonly<Record<string, string>> | undefined;
+  readonly ownerReferences: readonly OwnerReference[] | undefined;
+}
+
+/** The values of one index for one object: one value as itself, else an array (a few bytes less per object). */
+type IndexValues = string | readonly string[];
+
+/** One cached object: its text, and what is read without decoding it. */
+interface Entry extends CompactEntryMetadata {
+  readonly text: string;
+  /**
+   * The values of each index, in the order the indexes were added: with
+   * one index, that index's {@link IndexValues} itself; with several, an
+   * array of them; with none, `undefined`.
+   */
+  values: IndexValues | IndexValues[] | undefined;
+}
+
+const NO_VALUES: readonly string[] = [];
+
+function packValues(values: readonly string[]): IndexValues {
+  return values.length === 1 ? (values[0] as string) : values.length === 0 ? NO_VALUES : values;
+}
+
+function unpackValues(values: IndexValues): readonly string[] {
+  return typeof values === "string" ? [values] : values;
+}
+
+/**
+ * An {@link Indexer} that keeps each object as its JSON text (a V8 string,
+ * one byte a character for ASCII; or that text deflated, option `encoding`)
+ * rather than as an object graph, whose fields cost tens of bytes each.
+ * Reads decode (`JSON.parse`); the
+ * {@link CompactCacheOptions.hotObjects} last written or read stay decoded,
+ * so an object read again while it is hot is the same object and is decoded
+ * once. The key, resourceVersion, labels, owner references and every index's
+ * values are taken from the object when it is written, so indexing, label
+ * filtering ({@link CompactStore.listByLabels}) and the informer's "unchanged
+ * since the relist" check decode nothing.
+ *
+ * Store semantics are those of `IndexedStore` (of @tessera/reflector) with
+ * values compared by content: what a read returns is equal to what was
+ * written, as JSON keeps it (no `undefined` members, no functions or
+ * class instances, which objects from the API server never hold). An object
+ * not hot is a fresh copy on every read; changing it changes nothing cached.
+ *
+ * ```ts
+ * const cache = new CompactStore<V1Pod>({ indexers: { [NAMESPACE_INDEX]: indexByNamespace } });
+ * cache.add(pod);
+ * cache.byIndex(NAMESPACE_INDEX, "default"); // decoded as read
+ * ```
+ */
+export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<T> {
+  private items = new Map<string, Entry>();
+  private readonly indexers = new Map<string, IndexFunc<T>>();
+  /** index name -> indexed value -> keys */
+  private indices = new Map<string, Map<string, Set<string>>>();
+  /** The decoded objects kept, least recently used first (a Map iterates in insertion order). */
+  private hot = new Map<string, T>();
+  private readonly hotLimit: number;
+  private readonly deflate: boolean;
+  /** With `deflate`: the text of the first object held, which every object is compressed against. */
+  private dictionary: Buffer | undefined;
+
+  constructor(options: CompactCacheOptions & { indexers?: Indexers<T> } = {}) {
+    const limit = options.hotObjects ?? DEFAULT_HOT_OBJECTS;
+    if (!Number.isSafeInteger(limit) || limit < 0) {
+      throw new RangeError(`hotObjects must be a whole number of objects, 0 or more; got ${String(limit)}`);
+    }
+    const encoding = options.encoding ?? "json";
+    if (encoding !== "json" && encoding !== "deflate") {
+      throw new RangeError(`encoding must be "json" or "deflate"; got ${JSON.stringify(encoding)}`);
+    }
+    this.hotLimit = limit;
+    this.deflate = encoding === "deflate";
+    if (options.indexers) this.addIndexers(options.indexers);
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  add(obj: T): void {
+    this.put(metaNamespaceKey(obj), obj);
+  }
+
+  update(obj: T): void {
+    this.put(metaNamespaceKey(obj), obj);
+  }
+
+  delete(obj: T | DeletedFinalStateUnknown<T>): void {
+    const key = obj instanceof DeletedFinalStateUnknown ? obj.key : metaNamespaceKey(obj);
+    const old = this.items.get(key);
+    if (old === undefined) return;
+    this.items.delete(key);
+    this.hot.delete(key);
+    this.unindex(key, old);
+  }
+
+  replace(items: readonly T[], _resourceVersion: string): void {
+    const next = new Map<string, Entry>();
+    const hot = new Map<string, T>();
+    const indices = new Map<string, Map<string, Set<string>>>();
+    for (const name of this.indexers.keys()) indices.set(name, new Map());
+    this.items = next;
+    this.hot = hot;
+    this.indices = indices;
+    for (const obj of items) this.put(metaNamespaceKey(obj), obj);
+  }
+
+  get(obj: T): T | undefined {
+    return this.getByKey(metaNamespaceKey(obj));
+  }
+
+  getByKey(key: string): T | undefined {
+    const entry = this.items.get(key);
+    return entry === undefined ? undefined : this.decoded(key, entry);
+  }
+
+  has(key: string): boolean {
+    return this.items.has(key);
+  }
+
+  list(): T[] {
+    const out: T[] = [];
+    for (const [key, entry] of this.items) out.push(this.decoded(key, entry));
+    return out;
+  }
+
+  listKeys(): string[] {
+    return Array.from(this.items.keys());
+  }
+
+  /** What was extracted from the object under `key` when it was written, without decoding it; `undefined` if none. */
+  metadataOf(key: string): CompactEntryMetadata | undefined {
+    return this.items.get(key);
+  }
+
+  /** The objects whose labels `matches` accepts (of those under `keys`, or all), decoding only those. */
+  listByLabels(matches: (labels: Readonly<Record<string, string>>) => boolean, keys?: Iterable<string>): T[] {
+    const out: T[] = [];
+    const consider = (key: string, entry: Entry | undefined): void => {
+      if (entry !== undefined && matches(entry.labels ?? {})) out.push(this.decoded(key, entry));
+    };
+    if (keys === undefined) for (const [key, entry] of this.items) consider(key, entry);
+    else for (const key of keys) consider(key, this.items.get(key));
+    return out;
+  }
+
+  index(indexName: string, obj: T): T[] {
+    const fn = this.indexFunc(indexName);
+    const index = this.indices.get(indexName) as Map<string, Set<string>>;
+    const keys = new Set<string>();
+    for (const value of fn(obj)) for (const key of index.get(value) ?? []) keys.add(key);
+    return this.objectsFor(keys);
+  }
+
+  indexKeys(indexName: string, indexedValue: string): string[] {
+    this.indexFunc(indexName);
+    return Array.from(this.indices.get(indexName)?.get(indexedValue) ?? []);
+  }
+
+  byIndex(indexName: string, indexedValue: string): T[] {
+    this.indexFunc(indexName);
+    return this.objectsFor(this.indices.get(indexName)?.get(indexedValue) ?? []);
+  }
+
+  listIndexFuncValues(indexName: string): string[] {
+    this.indexFunc(indexName);
+    return Array.from(this.indices.get(indexName)?.keys() ?? []);
+  }
+
+  getIndexers(): Indexers<T> {
+    return Object.fromEntries(this.indexers);
+  }
+
+  addIndexers(indexers: Indexers<T>): void {
+    const added = Object.entries(indexers);
+    for (const [name] of added) {
+      if (this.indexers.has(name)) throw new IndexerError(`index "${name}" is already registered`);
+    }
+    for (const [name, fn] of added) {
+      this.indexers.set(name, fn);
+      const index = new Map<string, Set<string>>();
+      this.indices.set(name, index);
+      // The objects held are decoded once more, to file them under the new index.
+      const count = this.indexers.size;
+      for (const [key, entry] of this.items) {
+        const values = fn(this.decoded(key, entry));
+        const packed = packValues(values);
+        if (count === 1) entry.values = packed;
+        else if (count === 2) entry.values = [entry.values as IndexValues, packed];
+        else (entry.values as IndexValues[]).push(packed);
+        for (const value of values) addTo(index, value, key);
+      }
+    }
+  }
+
+  private indexFunc(indexName: string): IndexFunc<T> {
+    const fn = this.indexers.get(indexName);
+    if (!fn) throw new IndexerError(`index "${indexName}" does not exist`);
+    return fn;
+  }
+
+  private objectsFor(keys: Iterable<string>): T[] {
+    const out: T[] = [];
+    for (const key of keys) {
+      const entry = this.items.get(key);
+      if (entry !== undefined) out.push(this.decoded(key, entry));
+    }
+    return out;
+  }
+
+  /** The object of `entry`: the hot one, or decoded now and made hot. */
+  private decoded(key: string, entry: Entry): T {
+    const hot = this.hot.get(key);
+    if (hot !== undefined) {
+      // Most recently used last.
+      this.hot.delete(key);
+      this.hot.set(key, hot);
+      return hot;
+    }
+    const obj = JSON.parse(this.deflate ? this.inflate(entry.text) : entry.text) as T;
+    this.keepHot(key, obj);
+    return obj;
+  }
+
+  private encode(obj: T): string {
+    const text = JSON.stringify(obj);
+    if (!this.deflate) return text;
+    const bytes = Buffer.from(text, "utf8");
+    this.dictionary ??= bytes;
+    // latin1 keeps each byte as one character of a one-byte string: no Buffer (and its backing store) per object.
+    return deflateRawSync(bytes, { ...DEFLATE, dictionary: this.dictionary }).toString("latin1");
+  }
+
+  private inflate(text: string): string {
+    const bytes = Buffer.from(text, "latin1");
+    return inflateRawSync(bytes, { windowBits: DEFLATE.windowBits, dictionary: this.dictionary }).toString(
+      "utf8",
+    );
+  }
+
+  private keepHot(key: string, obj: T): void {
+    if (this.hotLimit === 0) return;
+    this.hot.delete(key);
+    this.hot.set(key, obj);
+    if (this.hot.size > this.hotLimit) this.hot.delete(this.hot.keys().next().value as string);
+  }
+
+  private put(key: string, obj: T): void {
+    const old = this.items.get(key);
+    const values: (readonly string[])[] = [];
+    for (const fn of this.indexers.values()) values.push(fn(obj));
+    const count = values.length;
+    const meta = obj.metadata;
+    const refs: unknown = meta?.ownerReferences;
+    const labels: unknown = meta?.labels;
+    const entry: Entry = {
+      text: this.encode(obj),
+      resourceVersion: meta?.resourceVersion,
+      labels: labels !== null && typeof labels === "object" ? (labels as Record<string, string>) : undefined,
+      ownerReferences: Array.isArray(refs) ? (refs as OwnerReference[]) : undefined,
+      values:
+        count === 0
+          ? undefined
+          : count === 1
+            ? packValues(values[0] as readonly string[])
+            : values.map(packValues),
+    };
+    this.items.set(key, entry);
+    // The object written is the one handlers are handed now: the likeliest to be read next.
+    this.keepHot(key, obj);
+    if (this.indexers.size === 0) return;
+    if (old === undefined) {
+      this.indexNew(key, values);
+      return;
+    }
+    let i = 0;
+    for (const index of this.indices.values()) {
+      const before = this.valuesOf(old, i);
+      const after = values[i] as readonly string[];
+      i++;
+      if (sameValues(before, after)) continue;
+      for (const value of before) removeFrom(index, value, key);
+      for (const value of after) addTo(index, value, key);
+    }
+  }
+
+  private indexNew(key: string, values: readonly (readonly string[])[]): void {
+    let i = 0;
+    for (const index of this.indices.values())
+      for (const value of values[i++] as readonly string[]) addTo(index, value, key);
+  }
+
+  private unindex(key: string, old: Entry): void {
+    let i = 0;
+    for (const index of this.indices.values()) {
+      for (const value of this.valuesOf(old, i++)) removeFrom(index, value, key);
+    }
+  }
+
+  /** The values of index number `i` of `entry`. */
+  private valuesOf(entry: Entry, i: number): readonly string[] {
+    const values = entry.values;
+    if (values === undefined) return NO_VALUES;
+    return unpackValues(
+      this.indexers.size === 1 ? (values as IndexValues) : ((values as IndexValues[])[i] as IndexValues),
+    );
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
+  let keys = index.get(value);
+  if (!keys) {
+    keys = new Set();
+    index.set(value, keys);
+  }
+  keys.add(key);
+}
+
+function removeFrom(index: Map<string, Set<string>>, value: string, key: string): void {
+  const keys = index.get(value);
+  if (!keys) return;
+  keys.delete(key);
+  if (keys.size === 0) index.delete(value);
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
