@@ -143,6 +143,7 @@ async function run(name, image, kubeconfig, env) {
   await eventually(
     `${name} answers /readyz`,
     async () => {
+      await sleep(250);
       const state = podman("inspect", "--format", "{{.State.Status}}", name);
       if (state !== "running") throw new Error(`${name} is ${state}:\n${podman("logs", name)}`);
       return (await fetch(`http://127.0.0.1:${health}/readyz`).catch(() => undefined))?.ok === true;
