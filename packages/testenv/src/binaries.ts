@@ -9,6 +9,12 @@ export interface ControlPlaneBinaries {
   etcd: string;
   /** Present when it was asked for (see {@link ResolveOptions.controllerManager}) or found beside the others. */
   kubeControllerManager?: string;
+  /**
+   * kubectl of the same version, when found beside the others: built with
+   * `build.sh --with-kubectl` (or `TESSERA_WITH_KUBECTL=1` when the build
+   * route is taken). Tests that run kubectl skip without it.
+   */
+  kubectl?: string;
   /** Where they came from: "TESSERA_CONTROLPLANE_DIR", "KUBEBUILDER_ASSETS" or "build". */
   source: string;
 }
@@ -53,7 +59,14 @@ function fromDir(dir: string, source: string, opts: ResolveOptions): ControlPlan
         `the directory to use, or copy a kube-controller-manager of the same version into ${dir}`,
     );
   }
-  return hasKcm ? { kubeApiserver, etcd, kubeControllerManager, source } : { kubeApiserver, etcd, source };
+  const kubectl = join(dir, "kubectl");
+  return {
+    kubeApiserver,
+    etcd,
+    ...(hasKcm ? { kubeControllerManager } : {}),
+    ...(executable(kubectl) ? { kubectl } : {}),
+    source,
+  };
 }
 
 function buildScriptPathOrName(): string {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes <component>/go.mod for each Kubernetes component named (default:
-# kube-apiserver and kube-controller-manager): k8s.io/kubernetes at
+# kube-apiserver, kube-controller-manager and kubectl): k8s.io/kubernetes at
 # KUBE_VERSION, with every staging module it replaces locally
 # (./staging/src/...) pointed at the published v0.<minor>.<patch> instead. The
 # list is read from that release's own go.mod so it never drifts from what the
@@ -12,7 +12,7 @@ KUBE_VERSION=${KUBE_VERSION:-$(cat "$here/KUBE_VERSION")}
 staging_version="v0.${KUBE_VERSION#v1.}"
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kube-controller-manager)
+[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kube-controller-manager kubectl)
 modfile=$(go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
 [ -f "$modfile" ] || { echo "cannot download go.mod of k8s.io/kubernetes@${KUBE_VERSION}" >&2; exit 1; }
 goline=$(grep -E '^go [0-9]' "$modfile" | head -n1)
