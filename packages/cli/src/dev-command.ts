@@ -42,8 +42,10 @@ interface LocalControlPlane {
  * from the project's @tessera/testenv (etcd, kube-apiserver,
  * kube-controller-manager, the CRDs installed, a kubeconfig written to
  * `.tessera/kubeconfig` for kubectl), or the cluster of `kubeconfig`. Its
- * JSON logs are pretty-printed. A change under `src/` rebuilds and restarts
- * it; a change under `schemas/` regenerates first. Ends when `signal` aborts,
+ * JSON logs are pretty-printed. On the local control plane, the project's
+ * webhooks (its webhook configurations and CRD conversions) point at the
+ * operator in this process, with a CA testenv generates. A change under
+ * `src/` rebuilds and restarts it; a change under `schemas/` regenerates first. Ends when `signal` aborts,
  * stopping the operator and the control plane.
  */
 export async function runDev(options: DevOptions): Promise<void> {
@@ -84,6 +86,32 @@ export async function runDev(options: DevOptions): Promise<void> {
     );
   }
 
+  // The project's webhooks, served by the operator in this process: the local
+  // control plane calls it at 127.0.0.1 with a CA testenv generated.
+  let webhookEnv: Record<string, string> = {};
+  let installed: { uninstall(): Promise<void> } | undefined;
+  const serveWebhooks = async () => {
+    if (!controlPlane) return;
+    await installed?.uninstall();
+    installed = undefined;
+    webhookEnv = {};
+    const local = localWebhooks(dir);
+    if (local.configurations.length === 0 && local.conversions.length === 0) return;
+    const testenv = await importFromProject<{ installWebhooks?: InstallWebhooks }>(dir, "@tessera/testenv");
+    if (!testenv.installWebhooks) {
+      throw new CliError(
+        "the project's @tessera/testenv has no installWebhooks: update @tessera/testenv to run webhooks in tessera dev",
+      );
+    }
+    const served = await testenv.installWebhooks(controlPlane, local);
+    installed = served;
+    webhookEnv = {
+      TESSERA_WEBHOOK_BIND_ADDRESS: served.bindAddress,
+      TESSERA_WEBHOOK_CERT_DIR: served.certDir,
+    };
+    say(`webhooks: the local control plane calls the operator at https://${served.bindAddress}`);
+  };
+
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   const startOperator = () => {
@@ -95,6 +123,7 @@ export async function runDev(options: DevOptions): Promise<void> {
         KUBECONFIG: kubeconfig,
         TESSERA_NAMESPACE: config.namespace,
         TESSERA_IDENTITY: process.env["TESSERA_IDENTITY"] ?? "dev",
+        ...webhookEnv,
       },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: Ctrl-C reaches dev only, which then stops the
@@ -125,6 +154,7 @@ export async function runDev(options: DevOptions): Promise<void> {
 
   const watchers: FSWatcher[] = [];
   try {
+    await serveWebhooks();
     await progress.step("compiling (tsc)", () => Promise.resolve(compileProject(dir)));
     startOperator();
     if (options.watch ?? true) {
@@ -138,7 +168,11 @@ export async function runDev(options: DevOptions): Promise<void> {
         try {
           if (files.some((f) => f.startsWith("schemas/"))) {
             await generate({ dir });
-            if (controlPlane) await applyCrds(dir, kubeconfig);
+            if (controlPlane) {
+              await applyCrds(dir, kubeconfig);
+              // The CRDs as applied name the Service again: point their conversion back here.
+              await serveWebhooks();
+            }
           }
           compileProject(dir);
         } catch (err) {
@@ -170,11 +204,45 @@ export async function runDev(options: DevOptions): Promise<void> {
   } finally {
     for (const w of watchers) w.close();
     await stopOperator();
+    await installed?.uninstall().catch(() => {});
     if (controlPlane) {
       say("stopping the local control plane");
       await controlPlane.stop();
     }
   }
+}
+
+type InstallWebhooks = (
+  cp: LocalControlPlane,
+  options: { configurations: Record<string, unknown>[]; conversions: string[] },
+) => Promise<{ bindAddress: string; certDir: string; uninstall(): Promise<void> }>;
+
+/**
+ * What `tessera generate` wrote for the project's webhooks: its webhook
+ * configurations (deploy/base/webhooks/manifests.yaml) and the CRDs whose
+ * conversion is a webhook (deploy/base/crds/).
+ */
+function localWebhooks(dir: string): { configurations: Record<string, unknown>[]; conversions: string[] } {
+  const read = (file: string) =>
+    existsSync(file)
+      ? parseAllDocuments(readFileSync(file, "utf8")).map((d) => d.toJS() as Record<string, unknown> | null)
+      : [];
+  const configurations = read(join(dir, "deploy/base/webhooks/manifests.yaml")).filter(
+    (d): d is Record<string, unknown> =>
+      d !== null &&
+      (d["kind"] === "MutatingWebhookConfiguration" || d["kind"] === "ValidatingWebhookConfiguration"),
+  );
+  const crdDir = join(dir, "deploy/base/crds");
+  const conversions = (existsSync(crdDir) ? readdirSync(crdDir) : [])
+    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
+    .flatMap((f) => read(join(crdDir, f)))
+    .filter(
+      (d) =>
+        (d?.["spec"] as { conversion?: { strategy?: string } } | undefined)?.conversion?.strategy ===
+        "Webhook",
+    )
+    .map((d) => (d!["metadata"] as { name: string }).name);
+  return { configurations, conversions };
 }
 
 /** Imports a package as the project resolves it (its own installed copy). */
