@@ -23,7 +23,7 @@ describe("ConfigMapMirror", function () {
     }
   });
 
-  const copy = (namespace: string) => client.get(ConfigMaps, { namespace, name: "default.settings" });
+  const copy = (namespace: string) => client.get(ConfigMaps, { namespace, name: "settings" });
 
   describe("with the mirror running", function () {
     const stop = new AbortController();
@@ -80,14 +80,14 @@ describe("ConfigMapMirror", function () {
     });
 
     it("puts back a copy deleted or changed by hand", async () => {
-      await client.delete(ConfigMaps, { namespace: "team-a", name: "default.settings" });
+      await client.delete(ConfigMaps, { namespace: "team-a", name: "settings" });
       await eventually(
         "the copy in team-a is back",
         async () => (await copy("team-a"))?.data?.["color"] === "green",
       );
       await client.patch(
         ConfigMaps,
-        { namespace: "team-b", name: "default.settings" },
+        { namespace: "team-b", name: "settings" },
         {
           type: "merge",
           patch: { data: { color: "red" } },

@@ -9,6 +9,7 @@ import {
   NAMESPACES_ANNOTATION,
   SOURCE_NAME_LABEL,
   SOURCE_NAMESPACE_LABEL,
+  sourceOf,
 } from "../src/controllers/configmap-mirror.js";
 
 // The mirror's bookkeeping of the namespace list, one reconcile at a time on
@@ -53,7 +54,7 @@ describe("ConfigMapMirror, one reconcile on the fake client", function () {
     assert.equal(error, undefined);
     assert.deepEqual(
       writes.map((w) => `${w.verb} ${w.object.metadata?.namespace}/${w.object.metadata?.name}`),
-      ["update default/settings", "apply team-a/default.settings"],
+      ["update default/settings", "apply team-a/settings"],
     );
     assert.deepEqual(writes[0]!.object.metadata?.finalizers, [FINALIZER]);
   });
@@ -64,7 +65,7 @@ describe("ConfigMapMirror, one reconcile on the fake client", function () {
     });
     const client = first.client;
     assert.deepEqual(await copies(client), ["team-a", "team-b"]);
-    assert.deepEqual(client.peek(ConfigMaps, { namespace: "team-a", name: "default.settings" })?.data, {
+    assert.deepEqual(client.peek(ConfigMaps, { namespace: "team-a", name: "settings" })?.data, {
       color: "blue",
     });
     assert.deepEqual(first.events, []);
@@ -91,16 +92,43 @@ describe("ConfigMapMirror, one reconcile on the fake client", function () {
     assert.deepEqual(client.peek(ConfigMaps, source)?.metadata?.finalizers, [FINALIZER]);
   });
 
-  it("puts back a copy deleted by hand, reconciled by the copy's own key", async () => {
+  it("puts back a copy deleted by hand: the copy's event maps to its source, whose reconcile writes it again", async () => {
     const { client } = await reconcileOnce(ConfigMapMirror, source, { objects: [labelled("team-a")] });
-    await client.delete(ConfigMaps, { namespace: "team-a", name: "default.settings" });
-    const back = await reconcileOnce(
-      ConfigMapMirror,
-      { namespace: "team-a", name: "default.settings" },
-      { client },
+    const copy = client.peek(ConfigMaps, { namespace: "team-a", name: "settings" })!;
+    await client.delete(ConfigMaps, { namespace: "team-a", name: "settings" });
+    const [woken] = sourceOf(copy);
+    assert.deepEqual(woken, source, "the watch of ConfigMaps wakes the source the copy names");
+    assert.deepEqual(
+      sourceOf(client.peek(ConfigMaps, source)!),
+      [],
+      "a ConfigMap that is no copy wakes nothing",
     );
+    const back = await reconcileOnce(ConfigMapMirror, woken, { client });
     assert.equal(back.error, undefined);
     assert.deepEqual(await copies(client), ["team-a"]);
+  });
+
+  it("leaves alone a ConfigMap of the copy's name that is no copy, with a Warning", async () => {
+    const theirs: V1ConfigMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { namespace: "team-a", name: "settings" },
+      data: { owner: "team-a" },
+    };
+    const { writes, events, client } = await reconcileOnce(ConfigMapMirror, source, {
+      objects: [labelled("team-a,team-b"), theirs],
+    });
+    assert.deepEqual(
+      writes.map((w) => `${w.verb} ${w.object.metadata?.namespace}/${w.object.metadata?.name}`),
+      ["update default/settings", "apply team-b/settings"],
+    );
+    assert.deepEqual(client.peek(ConfigMaps, { namespace: "team-a", name: "settings" })?.data, {
+      owner: "team-a",
+    });
+    assert.deepEqual(
+      events.map((e) => [e.type, e.reason, e.note]),
+      [["Warning", "CopyBlocked", "team-a/settings exists and is no copy of this ConfigMap: left alone"]],
+    );
   });
 
   it("takes the copies back and lets go of the source when its label goes", async () => {

@@ -8,14 +8,49 @@ import {
   ApiClient,
   findCondition,
   Manager,
+  Tokens,
+  type Client,
 } from "@tessera/runtime";
-import { eventually, markPodsReady, useControlPlane } from "@tessera/testenv";
+import {
+  eventually,
+  markPodsReady,
+  parsePrometheusText,
+  useControlPlane,
+  type ControlPlane,
+} from "@tessera/testenv";
 import { CONFIG_HASH_ANNOTATION, FINALIZER, WebAppReconciler } from "../src/controllers/webapp.js";
 import { WebApps, webappValidator, type WebApp } from "../src/generated/index.js";
 
 // dist/test/ -> the project's deploy/base/crds, wherever mocha runs from.
 const crdDir = fileURLToPath(new URL("../../deploy/base/crds", import.meta.url));
 const namespace = "default";
+
+/**
+ * The API server's count of requests on `resource` (its main resource, not
+ * status), by verb, from `apiserver_request_total`; watches and lists left
+ * out (the informers' streams).
+ */
+async function requestsOn(cp: ControlPlane, resource: string): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const sample of parsePrometheusText(await cp.metrics()).get("apiserver_request_total")?.samples ??
+    []) {
+    const { verb, resource: r, subresource } = sample.labels;
+    if (r !== resource || (subresource ?? "") !== "" || !verb || verb === "WATCH" || verb === "LIST")
+      continue;
+    counts[verb] = (counts[verb] ?? 0) + sample.value;
+  }
+  return counts;
+}
+
+/** What was requested between two counts, verbs that did not change left out. */
+function since(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const verb of Object.keys(after).sort()) {
+    const n = after[verb]! - (before[verb] ?? 0);
+    if (n !== 0) out[verb] = n;
+  }
+  return out;
+}
 
 // A real etcd, kube-apiserver and kube-controller-manager (its Deployment and
 // ReplicaSet controllers create the Pods; the test plays the kubelet with
@@ -43,6 +78,8 @@ describe("WebAppReconciler", function () {
   describe("with the operator running", function () {
     const stop = new AbortController();
     let running: Promise<void>;
+    /** The operator's cache: what the teardown test polls, so that its reads are no API requests. */
+    let cache: Client;
     before(async () => {
       const manager = await Manager.create({
         kubeConfig: env.cp.kubeConfig,
@@ -57,6 +94,7 @@ describe("WebAppReconciler", function () {
         env: {},
       });
       manager.register(WebAppReconciler);
+      cache = manager.get(Tokens.Client);
       running = manager.run(stop.signal);
     });
     after(async () => {
@@ -65,6 +103,7 @@ describe("WebAppReconciler", function () {
     });
 
     it("serves a WebApp with a ConfigMap, a Deployment and a Service, and reports the rollout", async () => {
+      const before = await requestsOn(env.cp, "webapps");
       await client.create(WebApps, {
         metadata: { name: "shop", namespace },
         spec: { image: "registry.example.com/shop/web:1.4.2", replicas: 2, config: { GREETING: "hello" } },
@@ -73,6 +112,10 @@ describe("WebAppReconciler", function () {
         "the Deployment exists",
         async () => (await client.get(Deployments, { name: "shop", namespace })) !== undefined,
       );
+      // The test's create, and the finalizer's add: one JSON patch, no GET, no PUT.
+      const adding = since(await requestsOn(env.cp, "webapps"), before);
+      console.log(`      adding the finalizer, requests on webapps: ${JSON.stringify(adding)}`);
+      assert.deepEqual(adding, { PATCH: 1, POST: 1 });
       const deployment = (await client.get(Deployments, { name: "shop", namespace }))!;
       assert.equal(deployment.spec?.replicas, 2);
       const container = deployment.spec?.template.spec?.containers[0];
@@ -161,22 +204,38 @@ describe("WebAppReconciler", function () {
     });
 
     it("tears down in order: the Deployment and its Pods before the WebApp, the rest with it", async () => {
+      const before = {
+        webapps: await requestsOn(env.cp, "webapps"),
+        deployments: await requestsOn(env.cp, "deployments"),
+      };
       await client.delete(WebApps, { name: "shop", namespace });
-      let seenDeleting: WebApp | undefined;
+      const held: WebApp[] = [];
+      let deploymentGoneFirst = false;
+      // Read from the operator's cache: the test's polls are no requests on webapps or deployments.
       await eventually("the WebApp is gone", async () => {
-        const current = await webapp("shop");
+        const current = await cache.get(WebApps, { name: "shop", namespace });
         if (current) {
-          seenDeleting = current;
+          held.push(current);
           return false;
         }
         // The finalizer let it go only after the Deployment was gone.
-        assert.equal(await client.get(Deployments, { name: "shop", namespace }), undefined);
+        deploymentGoneFirst = (await cache.get(Deployments, { name: "shop", namespace })) === undefined;
         return true;
       });
+      const teardown = {
+        webapps: since(await requestsOn(env.cp, "webapps"), before.webapps),
+        deployments: since(await requestsOn(env.cp, "deployments"), before.deployments),
+      };
+      console.log(`      the teardown, requests on webapps and deployments: ${JSON.stringify(teardown)}`);
+      assert.ok(deploymentGoneFirst, "the Deployment went before the WebApp");
+      assert.equal(await client.get(Deployments, { name: "shop", namespace }), undefined);
       assert.ok(
-        seenDeleting?.metadata?.deletionTimestamp,
+        held.some((w) => w.metadata?.deletionTimestamp && w.metadata.finalizers?.includes(FINALIZER)),
         "the finalizer held the WebApp while the Deployment went",
       );
+      // The test's delete and the finalizer's removal: no GET, no PUT. (The GETs of deployments are
+      // the garbage collector's foreground deletion; cleanup reads the Deployment from the cache.)
+      assert.deepEqual(teardown.webapps, { DELETE: 1, PATCH: 1 });
       assert.ok((await eventReasons("shop")).includes("TearingDown"));
       await eventually("the garbage collector removed the Service and the ConfigMap", async () => {
         const service = await client.get(Services, { name: "shop", namespace });

@@ -32,7 +32,7 @@ const summary = (conditions: { type: string; status: string; reason: string }[] 
   conditions?.map((c) => `${c.type}=${c.status} ${c.reason}`);
 
 describe("WebAppReconciler, one reconcile on the fake client", function () {
-  it("adds its finalizer first, and writes nothing else in that reconcile", async () => {
+  it("has its finalizer added first (by the runtime, one JSON patch), then reconciles in the same pass", async () => {
     const app = { ...webapp({}), metadata: { ...request } };
     const { writes, error } = await reconcileOnce(WebAppReconciler, request, {
       objects: [app],
@@ -41,7 +41,7 @@ describe("WebAppReconciler, one reconcile on the fake client", function () {
     assert.equal(error, undefined);
     assert.deepEqual(
       writes.map((w) => `${w.verb} ${w.kind}`),
-      ["update WebApp"],
+      ["patch WebApp", "apply ConfigMap", "apply Deployment", "apply Service", "applyStatus WebApp"],
     );
     assert.deepEqual(writes[0]!.object.metadata?.finalizers, [FINALIZER]);
   });

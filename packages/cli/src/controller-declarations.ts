@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ControllerBuilder } from "@tessera/runtime";
+import { cleanupDeclarationProblems } from "@tessera/runtime/codegen";
 import type { CacheOptions, ControllerDefinition, Kind } from "@tessera/runtime/codegen";
 import { CliError } from "./cli-error.js";
 import { CONTROLLER_LIST, CONTROLLER_LIST_MODULE, checkEveryReconcilerListed } from "./reconciler-classes.js";
@@ -14,6 +15,7 @@ type PluginClass = {
   prototype: {
     controller?: (on: ControllerBuilder) => ControllerBuilder | void;
     reconcile?: unknown;
+    cleanup?: unknown;
   };
 };
 
@@ -103,6 +105,14 @@ export async function readControllerDeclarations(
           `methods and module-level values, not fields or injected services.)`,
       );
     }
+    // Absent from a runtime older than finalizer().
+    const finalizer = definition.finalizer;
+    // A runtime older than finalizer() declares none and has no cleanup to check.
+    const mismatch =
+      "finalizer" in builder
+        ? cleanupDeclarationProblems(finalizer, typeof plugin.prototype.cleanup === "function")
+        : [];
+    if (mismatch.length > 0) throw new CliError(`${where}${plugin.name}: ${mismatch.join("; ")}`);
     return {
       name: definition.name,
       mode:
@@ -115,6 +125,7 @@ export async function readControllerDeclarations(
       watches: definition.watches.filter((w) => w.map.type === "mapped").map((w) => ref(w.kind, w.cache)),
       // Absent from a runtime older than needs().
       permissions: definition.permissions ?? [],
+      ...(finalizer !== undefined ? { finalizer } : {}),
     };
   });
 }

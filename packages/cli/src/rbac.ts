@@ -14,6 +14,8 @@ export interface ControllerDeclaration {
   readonly for: ResourceRef;
   readonly owns: readonly ResourceRef[];
   readonly watches: readonly ResourceRef[];
+  /** The finalizer it manages (`finalizer(name)`): written with JSON patches of the `for` kind, so `patch`. */
+  readonly finalizer?: string;
   /** What its `needs(...)` declares, granted cluster-wide as given. */
   readonly permissions?: readonly {
     apiGroups: readonly string[];
@@ -57,7 +59,9 @@ const WRITE = ["create", "update", "patch", "delete"];
  * status subresource, as `hasStatus` tells; a built-in kind's status belongs
  * to its own controller, so ask with `needs()`), and its
  * finalizers updated (what the OwnerReferencesPermissionEnforcement admission
- * plugin asks of an owner whose dependents block its deletion); an `owns`
+ * plugin asks of an owner whose dependents block its deletion), and patched
+ * when the controller manages a finalizer (the runtime adds and removes it
+ * with JSON patches); an `owns`
  * kind is read and written; a `watches` kind is read; events are created and
  * patched (series); what a controller `needs(...)` is granted as declared;
  * leader election reads and writes its Lease; the shard
@@ -95,6 +99,7 @@ export function deriveRules(
     if (hasStatus(c.for))
       grant({ group: c.for.group, plural: `${c.for.plural}/status` }, ["get", "patch", "update"], where);
     grant({ group: c.for.group, plural: `${c.for.plural}/finalizers` }, ["update"], where);
+    if (c.finalizer !== undefined) grant(c.for, ["patch"], where);
     for (const o of c.owns) grant(o, [...READ, ...WRITE], o.namespaces);
     for (const w of c.watches) grant(w, READ, w.namespaces);
     for (const p of c.permissions ?? []) {

@@ -90,6 +90,22 @@ describe("tessera generate and the list of reconcilers", function () {
     assert.match(read("deploy/base/rbac.yaml"), /- secrets\n/);
   });
 
+  it("grants patch for a declared finalizer, and refuses finalizer() without a cleanup method", () => {
+    assert.match(read("src/controllers/webapp.ts"), /\.finalizer\(FINALIZER\)/);
+    assert.match(
+      read("deploy/base/rbac.yaml"),
+      /- webapps\n {4}verbs:\n {6}- get\n {6}- list\n {6}- patch\n/,
+    );
+    const file = "src/controllers/webapp.ts";
+    write(file, read(file).replace("  async cleanup(", "  async tearDown("));
+    const run = generate(project);
+    assert.equal(run.status, 2, run.out);
+    assert.match(
+      run.out,
+      /src\/controllers\/webapp\.ts: WebAppReconciler: finalizer\("apps\.example\.com\/ordered-teardown"\) is declared but the reconciler has no cleanup\(object, ctx\) method/,
+    );
+  });
+
   it("names a field read by controller(), and says that generate does not construct the class", () => {
     const file = "src/controllers/webapp.ts";
     const source = read(file);

@@ -33,6 +33,29 @@ describe("RBAC derivation", () => {
     ]);
   });
 
+  it("grants patch on the for kind to a controller that manages a finalizer, and nothing more", () => {
+    const without = deriveRules([{ name: "widget", mode: "leader", for: widget, owns: [], watches: [] }]);
+    const { cluster } = deriveRules([
+      {
+        name: "widget",
+        mode: "leader",
+        for: widget,
+        owns: [],
+        watches: [],
+        finalizer: "example.com/cleanup",
+      },
+    ]);
+    assert.deepEqual(
+      cluster.find((r) => r.resources.includes("widgets")),
+      { apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get", "list", "patch", "watch"] },
+    );
+    assert.deepEqual(
+      cluster.filter((r) => !r.resources.includes("widgets")),
+      without.cluster.filter((r) => !r.resources.includes("widgets")),
+      "no other rule changes: no update (PUT) of the object",
+    );
+  });
+
   it("merges what two controllers need, and gives a sharded ring its Leases and ConfigMap", () => {
     const gadget = { group: "example.com", plural: "gadgets" };
     const { cluster, namespace } = deriveRules([

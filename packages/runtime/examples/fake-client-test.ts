@@ -51,6 +51,9 @@ describe("WidgetReconciler, on the fake client", () => {
       logger: new CapturingLogger(),
       attempt: 1,
       current: () => widget,
+      // This reconciler reads no children; reconcileOnce serves ctx.owned and ctx.related from the fake.
+      owned: () => Promise.resolve([]),
+      related: () => Promise.resolve([]),
     };
 
     await new WidgetReconciler(fake).reconcile(request, ctx);

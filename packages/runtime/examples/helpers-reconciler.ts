@@ -3,7 +3,7 @@ import {
   defineResource,
   type KubeObject,
   applyStatusIfChanged,
-  finalize,
+  handleFinalizer,
   setCondition,
   Tokens,
 } from "@tessera/runtime";
@@ -45,7 +45,8 @@ export class GadgetReconciler {
       Promise.resolve(
         this.events.record(gadget, { type: "Normal", reason: "Released", action: "Delete", note: "" }),
       );
-    if ((await finalize(this.api, Gadgets, gadget, "example.com/release", release)) !== "active") return;
+    if ((await handleFinalizer(this.api, Gadgets, gadget, "example.com/release", release)) !== "active")
+      return;
     await this.api.apply(
       ConfigMaps,
       { metadata: { name, namespace }, data: { size: gadget.spec?.size ?? "M" } },

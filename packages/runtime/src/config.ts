@@ -6,6 +6,7 @@
 export type {
   ManagerConfig,
   ManagerConfigInput,
+  DeepPartial,
   ControllerConfig,
   ControllerMode,
 } from "./config/manager-config.js";

@@ -7,6 +7,8 @@
 export { Controller } from "./reconcile/controller.js";
 export type { ControllerRunOptions, ControllerSource } from "./reconcile/controller.js";
 export { requestFor, requestFromKey, requestKey } from "./reconcile/request.js";
+export { ManagedFinalizer, addFinalizerPatch, removeFinalizerPatch } from "./reconcile/managed-finalizer.js";
+export type { ManagedFinalizerOptions, Cleanup } from "./reconcile/managed-finalizer.js";
 export { CachedClient } from "./client/cached-client.js";
 export type { CachedClientOptions } from "./client/cached-client.js";
 export { DeclaredCaches } from "./client/declared-caches.js";
@@ -19,3 +21,6 @@ export { RingMemberFencedError } from "./manager/ring-member-fenced-error.js";
 export { UnboundTokenError } from "./plugin/unbound-token-error.js";
 export { EXIT_INVALID_CONFIG } from "./manager/run-main.js";
 export type { RunMainOptions } from "./manager/run-main.js";
+export { RelatedObjects, CONTROLLER_OWNER_INDEX, controllerOwnerUid } from "./reconcile/related-objects.js";
+export type { RelatedObjectsOptions } from "./reconcile/related-objects.js";
+export type { TriggerDeclaration } from "./reconcile/trigger-source.js";

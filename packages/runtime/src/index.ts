@@ -29,8 +29,16 @@ export type {
 } from "./plugin/plugin.js";
 export type { Request } from "./reconcile/request.js";
 export type { Result } from "./reconcile/result.js";
+export { CleanupResult } from "./reconcile/cleanup-result.js";
+export { ErrorResult } from "./reconcile/error-result.js";
 export type { Reconciler, ReconcileContext, ReconcileFunction } from "./reconcile/reconciler.js";
-export type { ControllerBuilder, WatchOptions } from "./builder/controller-builder.js";
+export type {
+  ControllerBuilder,
+  WatchOptions,
+  ForOptions,
+  OwnsOptions,
+} from "./builder/controller-builder.js";
+export type { TriggerSource, TriggerOptions, RequestEmitter } from "./reconcile/trigger-source.js";
 export type {
   AdmissionWebhookPlugin,
   AnyAdmissionWebhookPlugin,
@@ -48,10 +56,10 @@ export type {
   AdmissionUserInfo,
 } from "./webhook/admission-review.js";
 export { defineConversion } from "./webhook/conversion.js";
-export type { Conversion, SpokeConversion, SpokeConversions } from "./webhook/conversion.js";
+export type { AnyConversion, Conversion, SpokeConversion, SpokeConversions } from "./webhook/conversion.js";
 export type { ControllerOptions } from "./builder/controller-options.js";
 export type { CacheOptions, IndexFunction } from "./builder/cache-options.js";
-export { enqueueForObject, enqueueForOwner } from "./handler/event-handler.js";
+export { enqueueForObject, enqueueForOwner, enqueueForEveryOwner } from "./handler/event-handler.js";
 export { requestOf } from "./reconcile/request.js";
 export type { MapContext, MapToRequests } from "./handler/event-handler.js";
 export { TerminalError } from "@tessera/workqueue";
@@ -97,8 +105,8 @@ export {
 } from "@tessera/client";
 export { retryOnConflict, ConflictRetriesExhaustedError } from "./helpers/retry-on-conflict.js";
 export type { RetryOnConflictOptions } from "./helpers/retry-on-conflict.js";
-export { addFinalizer, removeFinalizer, finalize } from "./helpers/finalizers.js";
-export type { FinalizerOptions, FinalizeOutcome } from "./helpers/finalizers.js";
+export { addFinalizer, removeFinalizer, handleFinalizer } from "./helpers/finalizers.js";
+export type { FinalizerOptions, HandleFinalizerOutcome } from "./helpers/finalizers.js";
 export { applyStatusIfChanged } from "./helpers/status.js";
 export { adoptOrphans } from "./helpers/adoption.js";
 export type { AdoptionResult } from "./helpers/adoption.js";

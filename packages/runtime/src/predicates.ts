@@ -7,6 +7,7 @@ export type { Predicate } from "./predicate/predicate.js";
 export { admits } from "./predicate/predicate.js";
 export {
   generationChanged,
+  specOrMetadataChanged,
   labelsChanged,
   annotationsChanged,
   resourceVersionChanged,

@@ -31,11 +31,26 @@ export { withAuthenticationAndAuthorization } from "./server/authenticated-handl
 export type { AuthenticationAndAuthorizationOptions } from "./server/authenticated-handler.js";
 export { readServingCertificate } from "./server/serving-certificate.js";
 export type { ServingCertificate } from "./server/serving-certificate.js";
-export { selfSignedCertificate } from "./server/self-signed-certificate.js";
-export type { SelfSignedCertificateOptions } from "./server/self-signed-certificate.js";
+export {
+  selfSignedCertificate,
+  certificateAuthority,
+  signedCertificate,
+} from "./server/self-signed-certificate.js";
+export type {
+  SelfSignedCertificateOptions,
+  CertificateAuthorityOptions,
+  SignedCertificateOptions,
+} from "./server/self-signed-certificate.js";
 export type { CertificateSource } from "./webhook/certificate-source.js";
 export { FileCertificateSource } from "./webhook/file-certificate-source.js";
 export type { FileCertificateSourceOptions } from "./webhook/file-certificate-source.js";
+export { SecretCertificateSource, DEFAULT_ROTATION } from "./webhook/secret-certificate-source.js";
+export type { SecretCertificateSourceOptions } from "./webhook/secret-certificate-source.js";
+export { secretCertificateSource } from "./webhook/secret-certificate-wiring.js";
+export { CaBundleInjector } from "./webhook/ca-bundle-injector.js";
+export type { CaBundle, CaBundleInjectorOptions } from "./webhook/ca-bundle-injector.js";
+export { WebhookCertificateError } from "./webhook/webhook-certificate-error.js";
+export type { CertificateRotationOptions } from "./webhook/certificate-rotation.js";
 export {
   WebhookServer,
   ADMISSION_BODY_LIMIT_BYTES,

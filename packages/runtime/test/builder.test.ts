@@ -32,6 +32,46 @@ describe("ControllerBuilder", () => {
     assert.deepEqual(definition.options, { concurrency: 4, mode: "sharded" });
   });
 
+  it("takes triggers, everyOwner, a watch of the primary kind without cache options, and maxIntervalMs", () => {
+    const emitter = { on: () => undefined, off: () => undefined };
+    const definition = new ControllerBuilder()
+      .for(Widgets, { statusUpdates: "reconcile" })
+      .owns(ConfigMaps, { everyOwner: true })
+      .watches(Widgets, () => [])
+      .triggers(emitter, { event: "changed" })
+      .withOptions({ maxIntervalMs: 60_000 })
+      .build();
+    assert.deepEqual(definition.watches[0]?.map, { type: "owner", everyOwner: true });
+    assert.equal(definition.statusUpdates, "reconcile");
+    assert.equal(new ControllerBuilder().for(Widgets).build().statusUpdates, "ignore", "the default");
+    assert.deepEqual(definition.triggers, [{ source: emitter, event: "changed" }]);
+    assert.throws(
+      () =>
+        new ControllerBuilder()
+          .for(Widgets)
+          .watches(Widgets, () => [], { namespaces: "a" })
+          .triggers({} as never)
+          .withOptions({ maxIntervalMs: -1 })
+          .owns(ConfigMaps, { indexes: { "tessera.dev/controller-owner-uid": () => [] } })
+          .build(),
+      (error: unknown) => {
+        assert.ok(error instanceof BuilderError);
+        assert.equal(error.problems.length, 4, error.message);
+        assert.match(
+          error.message,
+          /a watch of the primary kind reads the primary's cache; give cache options \(namespaces\) to for\(\)/,
+        );
+        assert.match(error.message, /the source must be an async iterable of requests or an event emitter/);
+        assert.match(
+          error.message,
+          /maxIntervalMs must be 0 \(no resync floor\) or a positive number of ms, got -1/,
+        );
+        assert.match(error.message, /is the runtime's index of owned kinds by controller owner/);
+        return true;
+      },
+    );
+  });
+
   it("records the permissions a controller needs(...), and refuses an empty one with an example", () => {
     const definition = new ControllerBuilder()
       .for(Widgets)

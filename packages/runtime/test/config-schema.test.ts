@@ -88,6 +88,8 @@ describe("the configuration schema", () => {
       TESSERA_CONTROLLERS: '{"widget":{"mode":"sharded"}}',
       TESSERA_CACHE_NAMESPACES: '["team-a","team-b"]',
       TESSERA_CACHE_BY_KIND: '{"secrets":{"namespaces":["team-a"],"labels":"app=web"}}',
+      TESSERA_WEBHOOK_CERTIFICATES_SOURCE: "files",
+      TESSERA_WEBHOOK_CERTIFICATES_EXTRA_HOSTS: '["127.0.0.1","webhook.local"]',
     };
     for (const [name, { path, node }] of variables) {
       const literal = node.default;
@@ -148,7 +150,12 @@ describe("the configuration schema", () => {
       >,
       true satisfies Equal<
         ControllerConfig,
-        { mode?: "leader" | "sharded" | "every-replica"; concurrency?: number; reconcileTimeoutMs?: number }
+        {
+          mode?: "leader" | "sharded" | "every-replica";
+          concurrency?: number;
+          reconcileTimeoutMs?: number;
+          maxIntervalMs?: number;
+        }
       >,
       true satisfies Equal<Pick<ManagerConfig, "kubeconfig">, { kubeconfig?: string }>,
     ];

@@ -106,6 +106,99 @@ describe("Controller", () => {
     assert.deepEqual(calls.filter((c) => c === "ok").length, 2, "spec change reconciled");
   });
 
+  it("resyncs every object once per period past the predicates, spread over the period (the resync floor)", async () => {
+    const clock = new FakeClock();
+    const lw = new InMemoryListerWatcher<KubeObject>({ resource: "widgets.example.com" });
+    const informer = new SharedIndexInformer<KubeObject>({ listerWatcher: lw, clock });
+    const times = new Map<string, number[]>();
+    const controller = new Controller<KubeObject>({
+      name: "floor",
+      clock,
+      primary: informer,
+      sources: [
+        {
+          informer,
+          toRequests: enqueueForObject(),
+          predicates: [generationChanged()],
+          resyncPeriodMs: 60_000,
+        },
+      ],
+      reconciler: {
+        reconcile: (req) => void times.set(req.name, [...(times.get(req.name) ?? []), clock.now()]),
+      },
+    });
+    const stop = new AbortController();
+    stops.push(stop);
+    for (let i = 0; i < 200; i++) lw.put(widget(`w${i}`));
+    controller.watch(stop.signal);
+    void informer.run(stop.signal);
+    void controller.work(stop.signal);
+    assert.ok(await controller.waitForSync(AbortSignal.timeout(5_000)));
+    const start = clock.now();
+    for (let s = 0; s < 181; s++) {
+      await clock.advance(1_000);
+      await settle(3);
+    }
+    await settle();
+    const perSecond = new Array<number>(180).fill(0);
+    for (const [name, at] of times) {
+      const resyncs = at.slice(1);
+      assert.ok(resyncs.length >= 3, `${name} resynced ${resyncs.length} times in three periods`);
+      let previous = start;
+      for (const t of resyncs) {
+        assert.ok(t - previous <= 62_500, `${name}: ${t - previous} ms between reconciles`);
+        previous = t;
+        const second = Math.floor((t - start) / 1000);
+        if (second < 180) perSecond[second] = (perSecond[second] ?? 0) + 1;
+      }
+    }
+    // 200 objects over 60 s is 3.3 a second: no second holds a burst.
+    assert.ok(Math.max(...perSecond) <= 15, `resyncs per second: ${perSecond.join(" ")}`);
+  });
+
+  it("enqueue, reconcileAll and an async-iterable trigger queue requests; a sharded guard drops the keys it refuses", async () => {
+    const clock = new FakeClock();
+    const lw = new InMemoryListerWatcher<KubeObject>({ resource: "widgets.example.com" });
+    const informer = new SharedIndexInformer<KubeObject>({ listerWatcher: lw, clock });
+    const reconciled: string[] = [];
+    async function* requests(): AsyncGenerator<Request> {
+      await Promise.resolve();
+      yield { namespace: "ns", name: "from-trigger" };
+      yield { namespace: "ns", name: "refused-trigger" };
+    }
+    const controller = new Controller<KubeObject>({
+      name: "sources",
+      clock,
+      primary: informer,
+      sources: [{ informer, toRequests: enqueueForObject(), predicates: [] }],
+      triggers: [{ source: requests(), event: "request" }],
+      admit: (key) => !key.includes("refused"),
+      reconciler: { reconcile: (req) => void reconciled.push(req.name) },
+    });
+    const stop = new AbortController();
+    stops.push(stop);
+    lw.put(widget("a"));
+    lw.put(widget("refused-object"));
+    controller.watch(stop.signal);
+    void informer.run(stop.signal);
+    assert.ok(await controller.waitForSync(AbortSignal.timeout(5_000)));
+    await settle();
+    assert.equal(controller.enqueue({ namespace: "ns", name: "enqueued" }), true);
+    assert.equal(controller.enqueue({ namespace: "ns", name: "refused-enqueue" }), false);
+    assert.throws(() => controller.enqueue({ name: "" } as Request), /enqueue: a request needs a name/);
+    void controller.work(stop.signal);
+    await settle();
+    await clock.advance(100);
+    await settle();
+    assert.deepEqual(reconciled.sort(), ["a", "enqueued", "from-trigger"]);
+    reconciled.length = 0;
+    assert.equal(controller.reconcileAll(), 1, "the refused object is not queued");
+    await settle();
+    await clock.advance(100);
+    await settle();
+    assert.deepEqual(reconciled, ["a"]);
+  });
+
   it("passes the cached object to ctx.current() and survives a reconciler that throws a non-Error", async () => {
     const clock = new FakeClock();
     const lw = new InMemoryListerWatcher<KubeObject>({ resource: "widgets.example.com" });

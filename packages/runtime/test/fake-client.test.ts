@@ -9,7 +9,7 @@ import {
   ConfigMaps,
   Deployments,
   defineResource,
-  finalize,
+  handleFinalizer,
   retryOnConflict,
   type KubeObject,
 } from "../src/index.js";
@@ -368,7 +368,7 @@ describe("FakeClient", () => {
       await fake.delete(Widgets, ref);
       const marked = (await fake.get(Widgets, ref))!;
       await assert.rejects(
-        finalize(fake, Widgets, marked, "example.com/cleanup", () =>
+        handleFinalizer(fake, Widgets, marked, "example.com/cleanup", () =>
           Promise.reject(new Error("bucket busy")),
         ),
         /bucket busy/,
@@ -379,12 +379,12 @@ describe("FakeClient", () => {
         throw new Error("connection reset");
       });
       await assert.rejects(
-        finalize(fake, Widgets, marked, "example.com/cleanup", () => Promise.resolve()),
+        handleFinalizer(fake, Widgets, marked, "example.com/cleanup", () => Promise.resolve()),
         /reset/,
       );
       assert.ok(await fake.get(Widgets, ref));
       assert.equal(
-        await finalize(fake, Widgets, marked, "example.com/cleanup", () => Promise.resolve()),
+        await handleFinalizer(fake, Widgets, marked, "example.com/cleanup", () => Promise.resolve()),
         "finalized",
       );
       assert.equal(await fake.get(Widgets, ref), undefined);

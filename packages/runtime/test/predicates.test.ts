@@ -9,6 +9,7 @@ import {
   or,
   predicate,
   resourceVersionChanged,
+  specOrMetadataChanged,
   admits,
   type Predicate,
 } from "../src/predicates.js";
@@ -29,6 +30,38 @@ describe("predicates", () => {
     );
     assert.equal(admits(p, { type: "create", object: obj({}) }), true);
     assert.equal(admits(p, { type: "delete", object: obj({}) }), true);
+  });
+
+  it("specOrMetadataChanged drops status-only updates and keeps metadata changes and kinds without a generation", () => {
+    const p = specOrMetadataChanged();
+    const base = { generation: 2, labels: { a: "1" }, finalizers: ["f"] };
+    assert.equal(
+      update(p, obj({ ...base, resourceVersion: "1" }), obj({ ...base, resourceVersion: "2" })),
+      false,
+    );
+    assert.equal(update(p, obj(base), obj({ ...base, generation: 3 })), true, "spec");
+    assert.equal(update(p, obj(base), obj({ ...base, labels: { a: "2" } })), true, "labels");
+    assert.equal(update(p, obj(base), obj({ ...base, annotations: { n: "x" } })), true, "annotations");
+    assert.equal(update(p, obj(base), obj({ ...base, finalizers: [] })), true, "finalizers");
+    assert.equal(
+      update(p, obj(base), obj({ ...base, deletionTimestamp: "2026-01-01T00:00:00Z" })),
+      true,
+      "deletion",
+    );
+    assert.equal(
+      update(
+        p,
+        obj(base),
+        obj({ ...base, ownerReferences: [{ apiVersion: "v1", kind: "K", name: "o", uid: "u" }] }),
+      ),
+      true,
+      "owner references",
+    );
+    assert.equal(
+      update(p, obj({ resourceVersion: "1" }), obj({ resourceVersion: "2" })),
+      true,
+      "no generation",
+    );
   });
 
   it("labelsChanged and annotationsChanged compare the maps, not their identity", () => {

@@ -258,4 +258,44 @@ describe("reconcileOnce", () => {
     assert.equal(given.error, undefined);
     assert.equal(status(given)?.byIndex, 1);
   });
+
+  it("serves ctx.owned from the fake by the owner index, and ctx.related by a declared index", async () => {
+    const owned: string[][] = [];
+    class ChildReader implements ReconcilerPlugin<Widget> {
+      controller(on: ControllerBuilder) {
+        return on
+          .for(Widgets, {
+            indexes: { "data.owner": (w) => (w.spec?.data?.["owner"] ? [w.spec.data["owner"]] : []) },
+          })
+          .owns(ConfigMaps);
+      }
+      async reconcile(_request: Request, ctx: ReconcileContext<Widget>) {
+        owned.push((await ctx.owned(ConfigMaps)).map((c) => c.metadata?.name ?? "").sort());
+        owned.push((await ctx.related(Widgets, "data.owner", "x")).map((w) => w.metadata?.name ?? ""));
+      }
+    }
+    const child = (name: string, uid: string, controller: boolean) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name,
+        namespace: "ns",
+        ownerReferences: [{ apiVersion: "example.com/v1", kind: "Widget", name: "w", uid, controller }],
+      },
+    });
+    const owner: Widget = { ...widget, spec: { data: { owner: "x" } } };
+    const client = new FakeClient({ resources: [Widgets], objects: [owner] });
+    // The fake gives a created object its uid, as the server does.
+    const uid = client.peek(Widgets, { namespace: "ns", name: "w" })?.metadata?.uid ?? "";
+    for (const object of [
+      child("mine-1", uid, true),
+      child("mine-2", uid, true),
+      child("only-referenced", uid, false),
+      child("someone-elses", "uid-other", true),
+    ])
+      client.seed(object);
+    const outcome = await reconcileOnce(ChildReader, { namespace: "ns", name: "w" }, { client });
+    assert.equal(outcome.error, undefined);
+    assert.deepEqual(owned, [["mine-1", "mine-2"], ["w"]]);
+  });
 });

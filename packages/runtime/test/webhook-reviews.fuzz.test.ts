@@ -1,8 +1,18 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { fuzz } from "@tessera/core/testing/fuzz";
-import { defineConversion, defineResource, type KubeObject } from "../src/index.js";
+import { fuzz, fuzzAsync } from "@tessera/core/testing/fuzz";
+import { silentLogger } from "@tessera/core";
+import { FakeClock } from "@tessera/core/testing";
 import {
+  Admission,
+  defineConversion,
+  defineResource,
+  type KubeObject,
+  type WebhookBuilder,
+} from "../src/index.js";
+import { webhookDefinitionOf, type AdmissionWebhookDefinition } from "../src/codegen.js";
+import {
+  AdmissionHandler,
   Converter,
   decodeAdmissionReview,
   decodeConversionReview,
@@ -153,6 +163,35 @@ const converter = new Converter([
   }),
 ]);
 
+/** A plugin that reads the object carelessly, as authors do: its throws must become answers. */
+class CarelessWebhook {
+  webhook(on: WebhookBuilder) {
+    return on.for(Widgets);
+  }
+  default(widget: Widget) {
+    (widget.spec as { replicas: unknown }).replicas ??= 1;
+    return widget;
+  }
+  validateCreate(widget: Widget) {
+    return Number(widget.spec?.replicas) < 1 ? Admission.deny("no replicas") : Admission.allow();
+  }
+  validateUpdate(widget: Widget, old: Widget) {
+    return widget.spec?.size === old.spec?.size ? undefined : Admission.deny("size is fixed");
+  }
+  validateDelete() {}
+}
+const careless = new CarelessWebhook();
+const handlers = (["mutate", "validate"] as const).map(
+  (type) =>
+    new AdmissionHandler({
+      plugin: careless,
+      definition: webhookDefinitionOf(careless) as AdmissionWebhookDefinition,
+      type,
+      clock: new FakeClock(),
+      logger: silentLogger,
+    }),
+);
+
 describe("webhook review decoding (fuzz)", () => {
   it("AdmissionReview: a request with a uid and an operation, or a WebhookRequestError", () => {
     fuzz(
@@ -169,6 +208,31 @@ describe("webhook review decoding (fuzz)", () => {
         }
       },
       1000,
+    );
+  });
+
+  it("a decoded AdmissionReview is always answered, with its uid, whatever the plugin makes of the object", async () => {
+    await fuzzAsync(
+      "webhook: AdmissionReview answered",
+      admissionLike,
+      async (body) => {
+        let request;
+        try {
+          request = decodeAdmissionReview(body);
+        } catch (error) {
+          refusedCleanly(error);
+          return;
+        }
+        for (const handler of handlers) {
+          const response = await handler.review(request, new AbortController().signal);
+          assert.equal(response.uid, request.uid);
+          assert.equal(typeof response.allowed, "boolean");
+          if (response.patch !== undefined) {
+            assert.ok(Array.isArray(JSON.parse(Buffer.from(response.patch, "base64").toString())));
+          }
+        }
+      },
+      500,
     );
   });
 

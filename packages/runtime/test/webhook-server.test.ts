@@ -273,6 +273,17 @@ describe("WebhookServer", function () {
     );
   });
 
+  it("keeps serving the certificate it has while the files hold a pair that does not belong together", async () => {
+    const other = await generateServingCertificates();
+    writeFileSync(join(dir, "tls.key"), other.serving.keyPem); // a rotation half written
+    // Past the source's next reads (events and a 200 ms poll), the old certificate still answers.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const answer = await post(port, certs.ca.certPem, VALIDATE, review());
+    assert.equal(answer.status, 200);
+    assert.deepEqual(server.ready(), { ok: true });
+    writeFileSync(join(dir, "tls.key"), certs.serving.keyPem);
+  });
+
   it("serves a new certificate once its files change, without a restart", async () => {
     const before = await post(port, certs.ca.certPem, VALIDATE, review());
     const rotated = await generateServingCertificates();

@@ -383,14 +383,7 @@ describe("conversion", () => {
         {
           apiVersion: "conversion.example.com/v1",
           kind: "Tank",
-          metadata: {
-            name: "a",
-            namespace: "n",
-            uid: "x",
-            resourceVersion: "7",
-            labels: undefined,
-            annotations: undefined,
-          },
+          metadata: { name: "a", namespace: "n", uid: "x", resourceVersion: "7" },
           spec: { workload: { replicas: 3, image: "nginx" } },
         },
       ],

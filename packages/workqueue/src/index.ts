@@ -18,6 +18,7 @@ export type {
 } from "./worker-pool.js";
 export { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 export { TerminalError, isTerminalError } from "./terminal-error.js";
+export { RequeueAfterError } from "./requeue-after-error.js";
 export type { RateLimiter } from "./rate-limiter.js";
 export { ExponentialFailureRateLimiter } from "./exponential-failure-rate-limiter.js";
 export type { ExponentialFailureRateLimiterOptions } from "./exponential-failure-rate-limiter.js";
@@ -27,4 +28,5 @@ export { MaxOfRateLimiter } from "./max-of-rate-limiter.js";
 export { FastSlowRateLimiter } from "./fast-slow-rate-limiter.js";
 export type { FastSlowRateLimiterOptions } from "./fast-slow-rate-limiter.js";
 export { defaultControllerRateLimiter } from "./default-rate-limiter.js";
+export type { DefaultControllerRateLimiterOptions } from "./default-rate-limiter.js";
 export { delayGranularityMs, bucketFireTime } from "./delay-granularity.js";

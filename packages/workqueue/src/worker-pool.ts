@@ -11,6 +11,7 @@ import PQueue from "p-queue";
 import { describeItem } from "./describe-item.js";
 import { InFlightWork, type WorkContext } from "./in-flight-work.js";
 import { WorkerPoolMetrics, type ReconcileResult } from "./worker-pool-metrics.js";
+import { RequeueAfterError } from "./requeue-after-error.js";
 import { WorkItemError, WorkItemTimeoutError, WorkerPoolStoppedError } from "./work-item-error.js";
 import type { WorkQueue } from "./work-queue.js";
 
@@ -67,6 +68,12 @@ export interface WorkerPoolOptions<T extends NonNullable<unknown>> extends Instr
    * `cause` is what the handler threw).
    */
   onError?: (error: WorkItemError<T>) => void;
+  /**
+   * Whether the pool logs each failure at error (default true). False when
+   * `onError` logs them itself, as the runtime's controller does (once per
+   * item and error, repeats at debug).
+   */
+  logFailures?: boolean;
 }
 
 /** What {@link WorkerPool.run} takes besides its stop signal. */
@@ -103,6 +110,8 @@ type Outcome = { ok: true; result: WorkResult | void } | { ok: false; error: unk
  *   requeued with rate limiting; the pool keeps going;
  * - a {@link TerminalError} (or an error caused by one): logged, counted,
  *   reported to `onError`, and never requeued; the rate limiter forgets it;
+ * - a {@link RequeueAfterError}: logged, counted, reported to `onError`, and
+ *   requeued after the delay it carries; the rate limiter is not asked;
  * - then `done`, only once the handler has actually returned, so an item is
  *   never processed twice at once even when a handler overruns its timeout.
  *
@@ -128,6 +137,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly onError: ((error: WorkItemError<T>) => void) | undefined;
+  private readonly logFailures: boolean;
   private readonly slots: PQueue;
   private readonly metrics: WorkerPoolMetrics;
   private readonly inFlightItems = new Map<T, InFlightWork>();
@@ -162,6 +172,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
     this.clock = tools.clock;
     this.logger = withFields(tools.logger, { queue: options.queue.name });
     this.onError = options.onError;
+    this.logFailures = options.logFailures ?? true;
     this.metrics = new WorkerPoolMetrics(tools.meter, options.queue.name);
     this.slots = new PQueue({ concurrency });
     // One listener for the pool's life: a slot was freed (a task finished or timed out).
@@ -332,13 +343,26 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
     const durationMs = this.clock.now() - startedAt;
     if (!outcome.ok) {
       const error = new WorkItemError(this.queue.name, item, attempt, outcome.error);
+      const retryAfter =
+        outcome.error instanceof RequeueAfterError ? outcome.error.requeueAfterMs : undefined;
       this.metrics.reconciled("error", durationMs, error.terminal);
-      this.logger.error(
-        error.terminal
-          ? "workqueue: processing failed with a terminal error; not requeueing"
-          : "workqueue: processing failed; requeueing with rate limit",
-        { item: describeItem(item), attempt, durationMs, error: error.message, cause: outcome.error },
-      );
+      if (this.logFailures) {
+        this.logger.error(
+          error.terminal
+            ? "workqueue: processing failed with a terminal error; not requeueing"
+            : retryAfter !== undefined
+              ? "workqueue: processing failed; requeueing after the delay the handler chose"
+              : "workqueue: processing failed; requeueing with rate limit",
+          // `attempt` counted from 1, as in the error's message.
+          {
+            item: describeItem(item),
+            attempt: attempt + 1,
+            durationMs,
+            error: error.message,
+            cause: outcome.error,
+          },
+        );
+      }
       if (this.onError !== undefined) {
         try {
           this.onError(error);
@@ -348,6 +372,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
       }
       // A terminal failure will fail the same way again: only a new add brings the item back.
       if (error.terminal) this.queue.forget(item);
+      else if (retryAfter !== undefined) this.queue.addAfter(item, retryAfter);
       else this.queue.addRateLimited(item);
       return;
     }

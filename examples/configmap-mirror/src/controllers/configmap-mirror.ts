@@ -1,7 +1,7 @@
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import {
   ConfigMaps,
-  finalize,
+  handleFinalizer,
   removeFinalizer,
   Tokens,
   type Client,
@@ -12,6 +12,9 @@ import {
   type Request,
 } from "@tessera/runtime";
 
+/** What the mirror uses of one reconcile's context: the copies by their index, and the signal. */
+type Copies = Pick<ReconcileContext<V1ConfigMap>, "related" | "signal">;
+
 /** The label that asks for a ConfigMap to be mirrored. */
 export const MIRROR_LABEL = "mirror.example.com/mirror";
 /** The annotation naming the namespaces to mirror into, comma-separated. */
@@ -19,17 +22,34 @@ export const NAMESPACES_ANNOTATION = "mirror.example.com/namespaces";
 /** Labels on a copy naming its source. */
 export const SOURCE_NAMESPACE_LABEL = "mirror.example.com/source-namespace";
 export const SOURCE_NAME_LABEL = "mirror.example.com/source-name";
+/** The index of copies by their source's `namespace/name`, declared on the ConfigMap cache. */
+export const SOURCE_INDEX = "mirror.example.com/source";
+
+/** The source a copy names in its labels (none for a ConfigMap that is no copy). */
+export function sourceOf(copy: V1ConfigMap): Request[] {
+  const labels = copy.metadata?.labels ?? {};
+  const namespace = labels[SOURCE_NAMESPACE_LABEL];
+  const name = labels[SOURCE_NAME_LABEL];
+  return namespace && name ? [{ namespace, name }] : [];
+}
+
+/** The index function of {@link SOURCE_INDEX}. */
+function sourceKey(copy: V1ConfigMap): string[] {
+  return sourceOf(copy).map(({ namespace, name }) => `${namespace}/${name}`);
+}
 /** Held by a mirrored source until its copies are deleted (owner references cannot cross namespaces). */
 export const FINALIZER = "mirror.example.com/copies";
 
 /**
  * Mirrors each ConfigMap labelled `mirror.example.com/mirror: "true"` into
- * the namespaces its `mirror.example.com/namespaces` annotation lists, as
- * `<source-namespace>.<source-name>`. Copies follow the source's data; a copy
- * changed or deleted by hand is put back (its events lead to its source by
- * its name); a namespace dropped from the list loses its copy; a source that
- * is deleted, or loses its label, takes its copies with it, through a
- * finalizer. Leader-elected: one replica works, the others stand by.
+ * the namespaces its `mirror.example.com/namespaces` annotation lists, under
+ * the source's name. Copies follow the source's data; a copy changed or
+ * deleted by hand is put back (a watch of ConfigMaps maps a copy's events to
+ * the source its labels name); a ConfigMap of that name that is no copy of
+ * the source is left alone (a Warning Event says so); a namespace dropped
+ * from the list loses its copy; a source that is deleted, or loses its
+ * label, takes its copies with it, through a finalizer. Leader-elected: one
+ * replica works, the others stand by.
  */
 export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
   static readonly inject = [Tokens.Client, Tokens.ApiClient, Tokens.EventRecorder] as const;
@@ -41,39 +61,34 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
   ) {}
 
   controller(on: ControllerBuilder) {
-    // ConfigMaps are the primary kind and also what it writes: declared for RBAC.
+    // ConfigMaps are the primary kind and also what it writes: declared for RBAC. A copy's
+    // events wake its source (the second watch of ConfigMaps shares the primary's cache), and
+    // the copies of a source are found by an index of their labels.
     return on
-      .for(ConfigMaps)
+      .for(ConfigMaps, { indexes: { [SOURCE_INDEX]: sourceKey } })
+      .watches(ConfigMaps, sourceOf)
       .needs({ apiGroups: [""], resources: ["configmaps"], verbs: ["create", "delete", "patch", "update"] })
       .mode("leader");
   }
 
-  async reconcile(request: Request, ctx: ReconcileContext<V1ConfigMap>) {
-    // A copy's key (`team-a/default.settings`) names its source: namespace names have no dots.
-    const dot = request.name.indexOf(".");
-    if (dot > 0) {
-      const source = await this.client.get(ConfigMaps, {
-        namespace: request.name.slice(0, dot),
-        name: request.name.slice(dot + 1),
-      });
-      if (source?.metadata?.labels?.[MIRROR_LABEL] === "true") await this.mirror(source, ctx.signal);
-    }
+  async reconcile(_request: Request, ctx: ReconcileContext<V1ConfigMap>) {
     const object = ctx.current();
-    if (object) await this.mirror(object, ctx.signal);
+    if (object) await this.mirror(object, ctx);
   }
 
-  private async mirror(source: V1ConfigMap, signal: AbortSignal): Promise<void> {
+  private async mirror(source: V1ConfigMap, ctx: Copies): Promise<void> {
+    const signal = ctx.signal;
     const wanted = source.metadata?.labels?.[MIRROR_LABEL] === "true";
     if (!wanted) {
       // No longer mirrored: take the copies back, then let go of the source.
       if (source.metadata?.finalizers?.includes(FINALIZER)) {
-        await this.deleteCopies(source, new Set(), signal);
+        await this.deleteCopies(source, new Set(), ctx);
         await removeFinalizer(this.api, ConfigMaps, source, FINALIZER, { signal });
       }
       return;
     }
-    const state = await finalize(this.api, ConfigMaps, source, FINALIZER, async (s) => {
-      await this.deleteCopies(s, new Set(), signal);
+    const state = await handleFinalizer(this.api, ConfigMaps, source, FINALIZER, async (s) => {
+      await this.deleteCopies(s, new Set(), ctx);
     });
     if (state !== "active") return;
     const namespace = source.metadata!.namespace!;
@@ -85,11 +100,21 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
         .filter((n) => n && n !== namespace),
     );
     for (const target of targets) {
+      const there = await this.client.get(ConfigMaps, { namespace: target, name }, { signal });
+      if (there && sourceKey(there)[0] !== `${namespace}/${name}`) {
+        this.events.record(source, {
+          type: "Warning",
+          reason: "CopyBlocked",
+          action: "Apply",
+          note: `${target}/${name} exists and is no copy of this ConfigMap: left alone`,
+        });
+        continue;
+      }
       await this.client.apply(
         ConfigMaps,
         {
           metadata: {
-            name: `${namespace}.${name}`,
+            name,
             namespace: target,
             labels: { [SOURCE_NAMESPACE_LABEL]: namespace, [SOURCE_NAME_LABEL]: name },
           },
@@ -98,7 +123,7 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
         { force: true, signal },
       );
     }
-    const removed = await this.deleteCopies(source, targets, signal);
+    const removed = await this.deleteCopies(source, targets, ctx);
     if (removed.length) {
       this.events.record(source, {
         type: "Normal",
@@ -110,17 +135,13 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
   }
 
   /** Deletes the source's copies outside `keep`; returns their namespaces. */
-  private async deleteCopies(
-    source: V1ConfigMap,
-    keep: ReadonlySet<string>,
-    signal: AbortSignal,
-  ): Promise<string[]> {
-    const copies = await this.client.list(ConfigMaps, {
-      labels: {
-        [SOURCE_NAMESPACE_LABEL]: source.metadata!.namespace!,
-        [SOURCE_NAME_LABEL]: source.metadata!.name!,
-      },
-    });
+  private async deleteCopies(source: V1ConfigMap, keep: ReadonlySet<string>, ctx: Copies): Promise<string[]> {
+    const signal = ctx.signal;
+    const copies = await ctx.related(
+      ConfigMaps,
+      SOURCE_INDEX,
+      `${source.metadata!.namespace!}/${source.metadata!.name!}`,
+    );
     const removed: string[] = [];
     for (const copy of copies) {
       const ns = copy.metadata!.namespace!;

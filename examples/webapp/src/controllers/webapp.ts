@@ -2,14 +2,13 @@ import type { Clock } from "@tessera/runtime";
 import { createHash } from "node:crypto";
 import type { V1Deployment } from "@kubernetes/client-node";
 import {
+  CleanupResult,
   ConfigMaps,
   Deployments,
   Services,
-  addFinalizer,
   applyStatusIfChanged,
   findCondition,
   isNotFound,
-  removeFinalizer,
   setCondition,
   setControllerReference,
   Tokens,
@@ -48,15 +47,13 @@ export const CONFIG_HASH_ANNOTATION = "apps.example.com/config-hash";
  * front of it, all written with server-side apply and owned by the WebApp.
  * Reports `Available`, `Progressing` and `Degraded` from the Deployment's
  * status (as `kubectl rollout status` reads it), records an Event when one
- * of them changes, and tears down in order through a finalizer. Runs on the
- * elected leader.
+ * of them changes, and tears down in order through a finalizer the runtime
+ * manages (`cleanup`). Runs on the elected leader.
  */
 export class WebAppReconciler implements ReconcilerPlugin<WebApp> {
-  static readonly inject = [Tokens.Client, Tokens.ApiClient, Tokens.Clock, Tokens.EventRecorder] as const;
+  static readonly inject = [Tokens.Client, Tokens.Clock, Tokens.EventRecorder] as const;
   constructor(
     private readonly client: Client,
-    // Finalizer writes read fresh from the API server, not the cache.
-    private readonly api: Client,
     private readonly clock: Clock,
     private readonly events: EventRecorder,
   ) {}
@@ -68,21 +65,16 @@ export class WebAppReconciler implements ReconcilerPlugin<WebApp> {
         .owns(Deployments)
         .owns(Services)
         .owns(ConfigMaps)
-        // The finalizer is written to the WebApp itself; for the generated RBAC.
-        .needs({ apiGroups: [WebApps.group], resources: [WebApps.plural], verbs: ["update"] })
+        // Added before the first reconcile, removed once cleanup() is done.
+        .finalizer(FINALIZER)
         .mode("leader")
     );
   }
 
   async reconcile({ name, namespace }: Request, ctx: ReconcileContext<WebApp>): Promise<Result> {
-    const webapp = ctx.current(); // from the cache; undefined once deleted
+    // From the cache; undefined once deleted. One being deleted goes to cleanup() instead.
+    const webapp = ctx.current();
     if (!webapp) return;
-    if (webapp.metadata?.deletionTimestamp) return this.tearDown(webapp, ctx);
-    if (!webapp.metadata?.finalizers?.includes(FINALIZER)) {
-      // The write brings the WebApp back through the watch; the next reconcile goes on.
-      await addFinalizer(this.api, WebApps, webapp, FINALIZER, { signal: ctx.signal });
-      return;
-    }
 
     const spec = webapp.spec;
     const labels = labelsFor(name);
@@ -162,25 +154,27 @@ export class WebAppReconciler implements ReconcilerPlugin<WebApp> {
     }
   }
 
-  /** Deletes the Deployment in the foreground, waits for it, then lets the WebApp go. */
-  private async tearDown(webapp: WebApp, ctx: ReconcileContext<WebApp>): Promise<Result> {
-    if (!webapp.metadata?.finalizers?.includes(FINALIZER)) return;
-    const ref = { name: webapp.metadata.name!, namespace: webapp.metadata.namespace! };
-    const deployment = await this.api.get(Deployments, ref, { signal: ctx.signal });
-    if (deployment) {
-      if (!deployment.metadata?.deletionTimestamp) {
-        await this.api.delete(Deployments, ref, { propagationPolicy: "Foreground", signal: ctx.signal });
-        this.events.record(webapp, {
-          type: "Normal",
-          reason: "TearingDown",
-          action: "Delete",
-          note: `deleting Deployment ${ref.name} and its Pods before the WebApp goes`,
-        });
-      }
-      // Its deletion is an event of an owned object and wakes this reconcile; the requeue is a backstop.
-      return { requeueAfterMs: 5_000 };
+  /**
+   * The ordered teardown: deletes the Deployment in the foreground and keeps
+   * the WebApp until the Deployment and its Pods are gone; the runtime then
+   * removes the finalizer. The Deployment is read from the cache: its
+   * deletion is an event of an owned object and wakes this cleanup; the
+   * requeue is a backstop.
+   */
+  async cleanup(webapp: WebApp, ctx: ReconcileContext<WebApp>): Promise<CleanupResult> {
+    const ref = { name: webapp.metadata!.name!, namespace: webapp.metadata!.namespace! };
+    const deployment = await this.client.get(Deployments, ref, { signal: ctx.signal });
+    if (!deployment) return CleanupResult.done;
+    if (!deployment.metadata?.deletionTimestamp) {
+      await this.client.delete(Deployments, ref, { propagationPolicy: "Foreground", signal: ctx.signal });
+      this.events.record(webapp, {
+        type: "Normal",
+        reason: "TearingDown",
+        action: "Delete",
+        note: `deleting Deployment ${ref.name} and its Pods before the WebApp goes`,
+      });
     }
-    await removeFinalizer(this.api, WebApps, webapp, FINALIZER, { signal: ctx.signal });
+    return CleanupResult.keep({ requeueAfterMs: 5_000 });
   }
 }
 

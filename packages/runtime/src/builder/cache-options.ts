@@ -1,4 +1,5 @@
 import { labelMatcher, type KubeObject, type LabelSelectorInput } from "@tessera/client";
+import { CONTROLLER_OWNER_INDEX } from "../reconcile/related-objects.js";
 
 /**
  * An index function: the values an object is filed under (none: not
@@ -108,6 +109,11 @@ export function cacheOptionProblems(where: string, options: CacheOptions<never>)
     if (name === "namespace") {
       problems.push(
         `${where}: indexes: "namespace" is the cache's own index of namespaces; list with { namespace } instead, or choose another name`,
+      );
+    }
+    if (name === CONTROLLER_OWNER_INDEX) {
+      problems.push(
+        `${where}: indexes: "${name}" is the runtime's index of owned kinds by controller owner (ctx.owned reads it); choose another name`,
       );
     }
     if (typeof fn !== "function") {

@@ -33,6 +33,8 @@ export const derivedDefaults = {
   "/sharding/ring": (config: Filled) => config.name,
   "/metricsBindAddress": (config: Filled) => (config.metrics.secure ? ":8443" : ":8080"),
   "/metrics/auth": (config: Filled) => config.metrics.secure,
+  "/webhook/certificates/source": (config: Filled) =>
+    config.webhook.certDir !== undefined ? ("files" as const) : ("secret" as const),
 } as const;
 
 /**

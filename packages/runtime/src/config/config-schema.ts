@@ -223,6 +223,56 @@ export const managerConfigSchema = {
           description:
             "A directory holding the serving certificate as `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls` Secret, e.g. cert-manager's), reloaded when the files change.",
         },
+        certificates: {
+          type: "object",
+          additionalProperties: false,
+          description:
+            "Where the webhook server's certificate comes from, and how the operator rotates the one it keeps (docs/how-to/webhook-certificates.md).",
+          properties: {
+            source: {
+              enum: ["secret", "files"],
+              "x-default": "`files` when `webhook.certDir` is set, else `secret`",
+              description:
+                "`secret`: the operator keeps a CA and a serving certificate in the Secret `<name>-webhook-server-cert` in `namespace`, shared by its replicas, rotates them and writes the CA bundle into its webhook configurations and CRDs; `files`: the files in `webhook.certDir` (cert-manager's, or any mounted Secret).",
+            },
+            extraHosts: {
+              type: "array",
+              items: { type: "string", minLength: 1, maxLength: 253 },
+              uniqueItems: true,
+              default: [],
+              description:
+                'Host names and IP addresses the `secret` certificate names besides `<service>.<namespace>.svc` and `<service>.<namespace>.svc.cluster.local`, e.g. `["127.0.0.1"]`; in the environment, comma-separated.',
+            },
+            servingValidityMs: {
+              type: "integer",
+              minimum: 2000,
+              default: 31_536_000_000,
+              description:
+                "How long a `secret` serving certificate is valid (default a year); renewed at two thirds of it.",
+            },
+            caValidityMs: {
+              type: "integer",
+              minimum: 2000,
+              default: 315_360_000_000,
+              description:
+                "How long a `secret` CA is valid (default ten years); renewed at two thirds of it, with an overlap. More than six `overlapMs`.",
+            },
+            overlapMs: {
+              type: "integer",
+              minimum: 1,
+              default: 3_600_000,
+              description:
+                "How long both the old and the new CA are trusted before each step of a CA rotation (the new CA signs; the old CA leaves the bundle): more than twice `pollIntervalMs`, and than the API server takes to see a new CA bundle.",
+            },
+            pollIntervalMs: {
+              type: "integer",
+              minimum: 100,
+              default: 60_000,
+              description:
+                "How often each replica reads the `secret` Secret for another replica's rotation, and checks the CA bundle it injected.",
+            },
+          },
+        },
       },
     },
     cache: {
@@ -311,6 +361,13 @@ export const managerConfigSchema = {
             minimum: 0,
             "x-optional": true,
             description: "Per-reconcile timeout, 0 for none; absent: the declaration's, else 0.",
+          },
+          maxIntervalMs: {
+            type: "integer",
+            minimum: 0,
+            "x-optional": true,
+            description:
+              "The resync floor: each object of the primary kind is reconciled at least this often, spread over the period (0: never); absent: the declaration's, else 36000000 (10 h).",
           },
         },
       },

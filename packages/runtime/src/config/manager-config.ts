@@ -16,9 +16,14 @@ export type ControllerMode = ManagerConfig["mode"];
 /** What configuration may override for one controller (`controllers.<name>`). */
 export type ControllerConfig = ManagerConfig["controllers"][string];
 
-/** What code passes: any subset, deep. */
-export type ManagerConfigInput = {
-  [K in keyof ManagerConfig]?: ManagerConfig[K] extends Record<string, unknown>
-    ? Partial<ManagerConfig[K]>
-    : ManagerConfig[K];
+/** What code passes: any subset, deep (`webhook: { certificates: { extraHosts } }`). */
+export type ManagerConfigInput = DeepPartial<ManagerConfig>;
+
+/** `T` with every field of every nested object optional; lists stay whole. */
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends readonly unknown[]
+    ? T[K]
+    : T[K] extends Record<string, unknown>
+      ? DeepPartial<T[K]>
+      : T[K];
 };

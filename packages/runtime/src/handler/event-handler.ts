@@ -61,6 +61,23 @@ export function enqueueForOwner<T extends KubeObject>(owner: Resource): (object:
   };
 }
 
+/**
+ * The requests of every owner of kind `owner` in the object's
+ * `ownerReferences`, controller or not (controller-runtime's
+ * `MatchEveryOwner`): a child shared by several primaries wakes them all.
+ */
+export function enqueueForEveryOwner<T extends KubeObject>(
+  owner: Resource,
+): (object: T) => readonly Request[] {
+  return (object) => {
+    const meta = metadataOf(object);
+    const namespace = owner.scope === "Namespaced" ? meta.namespace : "";
+    return (meta.ownerReferences ?? [])
+      .filter((r) => r.kind === owner.kind && apiGroupOf(r.apiVersion) === owner.group)
+      .map((r) => requestFor(namespace, r.name));
+  };
+}
+
 function apiGroupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf("/");
   return slash < 0 ? "" : apiVersion.slice(0, slash);

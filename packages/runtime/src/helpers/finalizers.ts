@@ -84,11 +84,13 @@ export function removeFinalizer<T extends KubeObject>(
   );
 }
 
-/** What {@link finalize} did. */
-export type FinalizeOutcome = "active" | "finalized" | "gone";
+/** What {@link handleFinalizer} did. */
+export type HandleFinalizerOutcome = "active" | "finalized" | "gone";
 
 /**
- * The finalizer dance in one call, for the top of a reconcile:
+ * The finalizer dance by hand, in one call at the top of a reconcile (a
+ * controller that declares `finalizer(name)` and a `cleanup` method has the
+ * runtime do it instead, with JSON patches and no GET):
  * - the object is live: `finalizer` is added if missing; resolves `"active"`,
  *   and the reconcile goes on;
  * - the object is being deleted and carries `finalizer`: `cleanup` runs, and
@@ -99,18 +101,18 @@ export type FinalizeOutcome = "active" | "finalized" | "gone";
  * - the object is being deleted without it, or is gone: `"gone"`.
  *
  * ```ts
- * const state = await finalize(api, Widgets, widget, "example.com/cleanup", () => deleteExternalRecord(widget));
+ * const state = await handleFinalizer(api, Widgets, widget, "example.com/cleanup", () => deleteExternalRecord(widget));
  * if (state !== "active") return;
  * ```
  */
-export async function finalize<T extends KubeObject>(
+export async function handleFinalizer<T extends KubeObject>(
   api: Client,
   resource: Resource<T>,
   object: T,
   finalizer: string,
   cleanup: (object: T) => Promise<void>,
   options: FinalizerOptions = {},
-): Promise<FinalizeOutcome> {
+): Promise<HandleFinalizerOutcome> {
   const deleting = metadataOf(object).deletionTimestamp !== undefined;
   if (!deleting) {
     if (!finalizersOf(object).includes(finalizer)) {

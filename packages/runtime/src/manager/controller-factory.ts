@@ -12,11 +12,14 @@ import { BuilderError } from "../builder/builder-error.js";
 import { fieldSelectorString, type CacheOptions } from "../builder/cache-options.js";
 import { describeKind, isResource, type Kind } from "../builder/kind.js";
 import type { ManagerConfig } from "../config/manager-config.js";
-import { enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
+import { enqueueForEveryOwner, enqueueForObject, enqueueForOwner } from "../handler/event-handler.js";
+import { specOrMetadataChanged } from "../predicate/predicates.js";
 import type { ControllerDeclaration } from "../plugin/plugin-registry.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
 import { Controller, type ControllerSource } from "../reconcile/controller.js";
+import { ManagedFinalizer } from "../reconcile/managed-finalizer.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
+import { CONTROLLER_OWNER_INDEX, controllerOwnerUid, RelatedObjects } from "../reconcile/related-objects.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
 import { Caches, Sharded } from "./default-bindings.js";
 import { controllerMode } from "./controller-mode.js";
@@ -30,6 +33,9 @@ export interface BuiltController {
 }
 
 type AnyDefinition = ControllerDefinition<KubeObject>;
+
+/** The resync floor of a controller that sets none (controller-runtime's SyncPeriod): 10 h. */
+export const DEFAULT_MAX_INTERVAL_MS = 10 * 60 * 60 * 1000;
 
 /** One informer of a declared cache and the one namespace it holds (undefined: all). */
 interface ScopedInformer {
@@ -105,18 +111,45 @@ export class ControllerFactory {
     if (definition.cache.indexes)
       caches.addIndexes(primaryResource, definition.cache.indexes, definition.name);
     const primary = (primaries[0] as ScopedInformer).informer;
+    const maxIntervalMs =
+      overrides.maxIntervalMs ?? definition.options.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
+    const { sources, owned, declared } = await this.sources(
+      definition,
+      primaries,
+      primaryResource,
+      maxIntervalMs,
+      signal,
+    );
+    const reader = this.get(Tokens.Client);
     const controller = new Controller<KubeObject>({
       ...containerInstrumentation(this.container),
       name: definition.name,
       primary,
-      ...(primaries.length > 1 ? { current: currentIn(primaries) } : {}),
-      sources: await this.sources(definition, primaries, primaryResource, signal),
+      ...(primaries.length > 1
+        ? {
+            current: currentIn(primaries),
+            listPrimary: () => primaries.flatMap((p) => p.informer.lister.list()),
+          }
+        : {}),
+      sources,
+      triggers: definition.triggers,
+      related: new RelatedObjects({ controller: definition.name, reader, owned, declared }),
       reconciler,
-      reader: this.get(Tokens.Client),
+      reader,
       concurrency: overrides.concurrency ?? definition.options.concurrency ?? 1,
       reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,
       ...(definition.options.rateLimiter ? { rateLimiter: definition.options.rateLimiter } : {}),
+      ...(definition.options.maxBackoffMs ? { maxBackoffMs: definition.options.maxBackoffMs } : {}),
+      ...(definition.finalizer
+        ? {
+            finalizer: new ManagedFinalizer({
+              name: definition.finalizer,
+              resource: primaryResource,
+              client: this.get(Tokens.Client),
+            }),
+          }
+        : {}),
       ...(ring ? { admit: ring.admit, track: (key: string) => ring.track(key) } : {}),
     });
     if (ring) {
@@ -131,33 +164,58 @@ export class ControllerFactory {
     return { controller, mode, ring };
   }
 
-  /** The primary informer's source, then one per `owns` and `watches` kind. */
+  /**
+   * The primary informer's source (resynced every `maxIntervalMs`), then
+   * one per `owns` and `watches` kind; a watch of the primary kind is a
+   * second handler on the primary's informers. Also the resolved kinds
+   * `ctx.owned` and `ctx.related` read; every owned kind's caches get the
+   * owner index.
+   */
   private async sources(
     definition: AnyDefinition,
     primaries: readonly ScopedInformer[],
     primaryResource: Resource,
+    maxIntervalMs: number,
     signal: AbortSignal,
-  ): Promise<ControllerSource[]> {
+  ): Promise<{ sources: ControllerSource[]; owned: Resource[]; declared: Resource[] }> {
     const caches = this.get(Caches);
     const sources: ControllerSource[] = primaries.map(({ informer }) => ({
       informer,
       toRequests: enqueueForObject(),
-      predicates: definition.predicates,
+      predicates:
+        definition.statusUpdates === "ignore"
+          ? [specOrMetadataChanged(), ...definition.predicates]
+          : definition.predicates,
+      resyncPeriodMs: maxIntervalMs,
     }));
+    const owned: Resource[] = [];
+    const declared: Resource[] = [primaryResource];
     for (const secondary of definition.watches) {
       const resource = await this.resolve(secondary.kind, signal);
+      declared.push(resource);
+      const map = secondary.map;
+      const toRequests =
+        map.type === "mapped"
+          ? map.toRequests
+          : map.everyOwner
+            ? enqueueForEveryOwner(primaryResource)
+            : enqueueForOwner(primaryResource);
+      if (map.type === "mapped" && sameResource(resource, primaryResource)) {
+        for (const { informer } of primaries)
+          sources.push({ informer, toRequests, predicates: secondary.predicates });
+        continue;
+      }
       for (const { informer, namespace } of this.informers(resource, secondary.cache)) {
         caches.add(resource, informer, namespace, definition.name);
-        sources.push({
-          informer,
-          toRequests:
-            secondary.map.type === "owner" ? enqueueForOwner(primaryResource) : secondary.map.toRequests,
-          predicates: secondary.predicates,
-        });
+        sources.push({ informer, toRequests, predicates: secondary.predicates });
       }
       if (secondary.cache.indexes) caches.addIndexes(resource, secondary.cache.indexes, definition.name);
+      if (map.type === "owner") {
+        caches.addIndexes(resource, { [CONTROLLER_OWNER_INDEX]: controllerOwnerUid }, definition.name);
+        owned.push(resource);
+      }
     }
-    return sources;
+    return { sources, owned, declared };
   }
 
   /** The informers of a declared cache: one per namespace it holds (one for all), from the shared factory. */
@@ -270,4 +328,8 @@ function currentIn(primaries: readonly ScopedInformer[]): (key: string) => KubeO
     const namespace = slash < 0 ? undefined : key.slice(0, slash);
     return primaries.find((p) => p.namespace === namespace)?.informer.lister.getByKey(key);
   };
+}
+
+function sameResource(a: Resource, b: Resource): boolean {
+  return a.group === b.group && a.plural === b.plural;
 }

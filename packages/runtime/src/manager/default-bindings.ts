@@ -11,6 +11,8 @@ import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
 import { ShardedKinds } from "./sharded-kinds.js";
 import { FileCertificateSource } from "../webhook/file-certificate-source.js";
+import { secretCertificateSource } from "../webhook/secret-certificate-wiring.js";
+import type { ConversionWebhookDefinition } from "../webhook/webhook-definition.js";
 import { token, Tokens, type Token } from "../plugin/tokens.js";
 import type { ManagerOptions } from "./manager-options.js";
 
@@ -116,18 +118,34 @@ function bindInformerFactory(container: Container): void {
 }
 
 /**
- * The webhook server's certificate: the files of `webhook.certDir`. Without
- * it, resolving fails with what to set (only a manager with webhooks asks).
+ * The conversions registered with the manager, for the certificate source to
+ * inject its CA bundle into their CRDs; the manager binds it. Internal.
+ */
+export const ConversionDefinitions = token<() => readonly ConversionWebhookDefinition[]>(
+  "tessera.internal.ConversionDefinitions",
+);
+
+/**
+ * The webhook server's certificate, by `webhook.certificates.source`: the
+ * Secret the operator keeps itself (`secret`, the default; its CA bundle
+ * injected into the operator's webhook configurations and the CRDs of the
+ * registered conversions), or the files of `webhook.certDir` (`files`).
+ * Resolved only by a manager with webhooks.
  */
 function bindWebhookCertificateSource(container: Container): void {
   container
     .bind(Tokens.WebhookCertificateSource)
     .toDynamicValue((ctx) => {
-      const certDir = use(ctx, Tokens.Config).webhook.certDir;
+      const config = use(ctx, Tokens.Config);
+      if (config.webhook.certificates.source === "secret") {
+        const conversions = use(ctx, ConversionDefinitions)();
+        return secretCertificateSource((token) => use(ctx, token), conversions);
+      }
+      const certDir = config.webhook.certDir;
       if (certDir === undefined) {
         throw new Error(
-          "webhook: the webhook server has no certificate: set webhook.certDir (TESSERA_WEBHOOK_CERT_DIR) to a directory " +
-            "holding tls.crt and tls.key (a mounted kubernetes.io/tls Secret), or bind Tokens.WebhookCertificateSource",
+          "webhook: webhook.certificates.source is files but webhook.certDir is not set: set it (TESSERA_WEBHOOK_CERT_DIR) to a directory " +
+            "holding tls.crt and tls.key (a mounted kubernetes.io/tls Secret), or leave the source to secret, or bind Tokens.WebhookCertificateSource",
         );
       }
       return new FileCertificateSource({

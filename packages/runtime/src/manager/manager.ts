@@ -12,7 +12,7 @@ import { Tokens, type Token } from "../plugin/tokens.js";
 import { HealthChecks } from "../server/health-checks.js";
 import { containerInstrumentation } from "./container-instrumentation.js";
 import { ControllerFactory, type BuiltController } from "./controller-factory.js";
-import { bindDefaults, Transport } from "./default-bindings.js";
+import { bindDefaults, ConversionDefinitions, Transport } from "./default-bindings.js";
 import { wireHealthChecks } from "./health-wiring.js";
 import { LeaderWork } from "./leader-work.js";
 import type { ManagerOptions } from "./manager-options.js";
@@ -20,6 +20,9 @@ import { ManagerServers } from "./manager-servers.js";
 import { RingMemberFencedError } from "./ring-member-fenced-error.js";
 import { controllerMode } from "./controller-mode.js";
 import { requireOperatorName } from "../config/require-operator-name.js";
+import type { KubeObject } from "@tessera/client";
+import type { Controller } from "../reconcile/controller.js";
+import type { Request } from "../reconcile/request.js";
 import { isConversion } from "../webhook/conversion.js";
 import { webhookServer } from "./webhook-wiring.js";
 
@@ -57,6 +60,8 @@ export class Manager implements Runnable, Syncable {
   /** Releases what the run registered (gauges) once it stopped. */
   private readonly closers: Array<() => void> = [];
   private readonly syncWaiters = new Set<(synced: boolean) => void>();
+  /** The controllers of the run, once built (the kinds resolved). */
+  private built: readonly BuiltController[] | undefined;
 
   /**
    * A manager with its configuration loaded and validated (code, then the
@@ -101,6 +106,9 @@ export class Manager implements Runnable, Syncable {
     this.container = container;
     this.config = config;
     this.plugins = new PluginRegistry(container);
+    container
+      .bind(ConversionDefinitions)
+      .toConstantValue(() => this.plugins.conversions().map((conversion) => conversion.definition));
   }
 
   /**
@@ -261,6 +269,49 @@ export class Manager implements Runnable, Syncable {
   }
 
   /**
+   * Queues a reconcile of `request` by the controller named `controller`,
+   * from anywhere (a webhook handler, a runnable, a test), as an event of
+   * its watched kinds would. Returns whether it was queued: in `sharded`
+   * mode a request whose key falls in a slot another replica holds is
+   * dropped here (`false`); call `enqueue` on every replica, and the one
+   * holding the slot reconciles it. In `leader` mode a standby queues it,
+   * and works it once it leads.
+   *
+   * Throws for a controller name this manager does not run (listing the
+   * ones it does), and before the run has built its controllers: wait for
+   * {@link Manager.waitForSync} first.
+   */
+  enqueue(controller: string, request: Request): boolean {
+    return this.builtController("enqueue", controller).enqueue(request);
+  }
+
+  /**
+   * Queues a reconcile of every cached object of the controller's primary
+   * kind (kube-rs's `reconcile_all_on`), behind live events; in `sharded`
+   * mode, the objects of this replica's slots. Returns how many were
+   * queued. Throws as {@link Manager.enqueue} does.
+   */
+  reconcileAll(controller: string): number {
+    return this.builtController("reconcileAll", controller).reconcileAll();
+  }
+
+  private builtController(what: string, name: string): Controller<KubeObject> {
+    const declared = [...this.plugins.controllerDeclarations()].map((d) => d.definition.name);
+    if (!declared.includes(name)) {
+      throw new Error(
+        `manager.${what}("${name}"): no controller is named "${name}"; this manager runs ${declared.length ? declared.map((n) => `"${n}"`).join(", ") : "no controllers"} (a controller's name is its .named(...), else its primary kind in lowercase)`,
+      );
+    }
+    const found = this.built?.find((b) => b.controller.name === name);
+    if (found === undefined) {
+      throw new Error(
+        `manager.${what}("${name}"): the manager ${this.state === "stopped" ? "has stopped" : "has not built its controllers yet"}; call it while the manager runs, after await manager.waitForSync()`,
+      );
+    }
+    return found.controller;
+  }
+
+  /**
    * Runs until `signal` aborts, then shuts down gracefully and resolves.
    * Rejects before starting anything when a plugin's `static inject` names a
    * token nothing binds (`UnboundTokenError` (`@tessera/runtime/controller`): the plugin, the position,
@@ -330,6 +381,7 @@ export class Manager implements Runnable, Syncable {
     const built = await new ControllerFactory(this.container, this.config, (close) =>
       this.closers.push(close),
     ).build(declarations, signal);
+    this.built = built;
     watch("informers", factory.run(signal));
     this.startRings(built, signal, watch, fail);
     for (const { controller } of built) controller.watch(signal);
@@ -429,6 +481,7 @@ export class Manager implements Runnable, Syncable {
   /** Marks the run stopped and releases what it held. */
   private async stopped(): Promise<void> {
     this.state = "stopped";
+    this.built = undefined;
     for (const done of [...this.syncWaiters]) done(false);
     await this.flushDefaults();
     for (const close of this.closers.splice(0)) close();

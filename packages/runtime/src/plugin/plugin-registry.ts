@@ -2,6 +2,8 @@ import type { Container, ServiceIdentifier } from "inversify";
 import type { Runnable } from "@tessera/core";
 import type { KubeObject } from "@tessera/client";
 import { ControllerBuilder, type ControllerDefinition } from "../builder/controller-builder.js";
+import { BuilderError } from "../builder/builder-error.js";
+import { cleanupDeclarationProblems } from "../builder/finalizer-declaration.js";
 import type { Reconciler } from "../reconcile/reconciler.js";
 import type { ManagedRunnable, PluginClass, ReconcilerPlugin } from "./plugin.js";
 import { UnboundTokenError } from "./unbound-token-error.js";
@@ -139,7 +141,14 @@ export class PluginRegistry {
       const instance = this.container.get<ReconcilerPlugin<KubeObject>>(
         pending.plugin as ServiceIdentifier<ReconcilerPlugin<KubeObject>>,
       );
-      yield { definition: instance.controller(new ControllerBuilder()).build(), reconciler: instance };
+      const definition = instance.controller(new ControllerBuilder()).build();
+      const mismatch = cleanupDeclarationProblems(
+        definition.finalizer,
+        typeof instance.cleanup === "function",
+      );
+      if (mismatch.length > 0)
+        throw new BuilderError(`${definition.name} (${pending.plugin.name})`, mismatch);
+      yield { definition, reconciler: instance };
     }
   }
 

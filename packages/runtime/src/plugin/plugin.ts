@@ -21,6 +21,10 @@ import type { Token } from "./tokens.js";
  *   async reconcile(request: Request, ctx: ReconcileContext<Widget>) { ... }
  * }
  * ```
+ *
+ * Beside `reconcile` it may have `cleanup(object, ctx)`, with
+ * `finalizer(name)` in its declaration, and `onError(error, object, ctx)`
+ * (see {@link Reconciler}).
  */
 export interface ReconcilerPlugin<T extends KubeObject = KubeObject> extends Reconciler<T> {
   /** Declares what the controller reconciles, given an empty builder. */

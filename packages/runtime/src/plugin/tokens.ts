@@ -56,8 +56,11 @@ export const Tokens = Object.freeze({
   Tracer: token<Tracer>("tessera.Tracer"),
   /**
    * Where the webhook server's certificate comes from; resolved only when
-   * webhooks are registered. Default: the files in `webhook.certDir`
-   * (reloaded when they change). Bind your own source to serve another way.
+   * webhooks are registered. Default, by `webhook.certificates.source`: the
+   * Secret the operator keeps and rotates itself, its CA bundle injected
+   * into its webhook configurations and CRDs (`secret`), or the files in
+   * `webhook.certDir`, reloaded when they change (`files`). Bind your own
+   * source to serve another way.
    */
   WebhookCertificateSource: token<CertificateSource>("tessera.WebhookCertificateSource"),
 });

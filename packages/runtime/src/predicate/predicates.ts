@@ -14,6 +14,33 @@ export function generationChanged<T extends KubeObject = KubeObject>(): Predicat
   };
 }
 
+/**
+ * Updates pass unless only the status changed (JOSDK's generation-aware
+ * default): they pass when `metadata.generation` changed, or the labels,
+ * annotations, finalizers, owner references or deletion timestamp did, or
+ * the kind keeps no generation (a ConfigMap: every update passes). Unlike
+ * {@link generationChanged}, a label or a finalizer added still reconciles.
+ * Creates and deletes pass. A controller's primary watch has it by default
+ * (see `for(kind, { statusUpdates })`).
+ */
+export function specOrMetadataChanged<T extends KubeObject = KubeObject>(): Predicate<T> {
+  return {
+    name: "specOrMetadataChanged",
+    update: (oldObject, newObject) => {
+      const before = metadataOf(oldObject);
+      const after = metadataOf(newObject);
+      if (before.generation === undefined || before.generation !== after.generation) return true;
+      return (
+        !sameStringMap(before.labels, after.labels) ||
+        !sameStringMap(before.annotations, after.annotations) ||
+        String(before.deletionTimestamp) !== String(after.deletionTimestamp) ||
+        !sameJson(before.finalizers, after.finalizers) ||
+        !sameJson(before.ownerReferences, after.ownerReferences)
+      );
+    },
+  };
+}
+
 /** Updates pass only when `metadata.labels` changed. */
 export function labelsChanged<T extends KubeObject = KubeObject>(): Predicate<T> {
   return {
@@ -89,4 +116,8 @@ function sameStringMap(
   const ak = Object.keys(a ?? {});
   if (ak.length !== Object.keys(b ?? {}).length) return false;
   return ak.every((k) => a?.[k] === b?.[k]);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
 }

@@ -9,11 +9,14 @@ import {
 } from "@tessera/core";
 import type { HandlerRegistration, SharedIndexInformer } from "@tessera/informers";
 import { DeletedFinalStateUnknown } from "@tessera/reflector";
-import { type KubeObject, type Reader } from "@tessera/client";
+import { metadataOf, type KubeObject, type Reader } from "@tessera/client";
 import {
   defaultControllerRateLimiter,
   LOW_PRIORITY,
   NORMAL_PRIORITY,
+  RequeueAfterError,
+  TerminalError,
+  isTerminalError,
   WorkItemTimeoutError,
   WorkQueue,
   WorkerPool,
@@ -26,14 +29,26 @@ import {
 import type { MapContext, MapToRequests } from "../handler/event-handler.js";
 import { admits, type Predicate } from "../predicate/predicate.js";
 import { ControllerMetrics, isPanic } from "./controller-metrics.js";
+import { FailureLog } from "./failure-log.js";
+import type { ManagedFinalizer } from "./managed-finalizer.js";
 import type { Reconciler, ReconcileContext } from "./reconciler.js";
+import type { Result } from "./result.js";
+import type { ErrorResult } from "./error-result.js";
 import { requestFromKey, requestKey, type Request } from "./request.js";
+import { RelatedObjects } from "./related-objects.js";
+import { consumeTrigger, requestProblem, type TriggerDeclaration } from "./trigger-source.js";
 
 /** One informer feeding the controller's queue, and how its objects become requests. */
 export interface ControllerSource {
   readonly informer: SharedIndexInformer<KubeObject>;
   readonly toRequests: MapToRequests;
   readonly predicates: readonly Predicate[];
+  /**
+   * Re-deliver every cached object of the source once per period (the
+   * informer's bucketed resync), past the predicates: the primary's resync
+   * floor. 0 or absent: never.
+   */
+  readonly resyncPeriodMs?: number;
 }
 
 /** What a {@link Controller} is built from; the manager fills it from a controller's definition. */
@@ -45,6 +60,12 @@ export interface ControllerRunOptions<T extends KubeObject> extends Instrumentat
   current?: (key: string) => T | undefined;
   /** Every informer whose events enqueue requests, the primary's first. */
   sources: readonly ControllerSource[];
+  /** Requests from outside the watched kinds (`triggers(source)`), read while the controller watches. */
+  triggers?: readonly TriggerDeclaration[];
+  /** The primary objects cached (what {@link Controller.reconcileAll} enqueues). Default: the primary informer's. */
+  listPrimary?: () => readonly KubeObject[];
+  /** What `ctx.owned` and `ctx.related` read. Absent: they read `reader` and know no owned kind. */
+  related?: RelatedObjects;
   reconciler: Reconciler<T>;
   /**
    * What mapping functions read (their `context.client`): the manager's
@@ -58,6 +79,13 @@ export interface ControllerRunOptions<T extends KubeObject> extends Instrumentat
   /** How long in-flight reconciles may run once work stops. Default 30000. */
   drainTimeoutMs?: number;
   rateLimiter?: RateLimiter<string>;
+  /** Caps the default rate limiter's per-key backoff, in ms (not with `rateLimiter`). */
+  maxBackoffMs?: number;
+  /**
+   * The finalizer managed for the reconciler's `cleanup` (which it must
+   * have): added before a live object's reconcile, removed after its cleanup.
+   */
+  finalizer?: ManagedFinalizer<T>;
   /**
    * Whether this replica may work on a key now (a sharded controller's
    * dequeue guard); asked when an event would enqueue the key and again
@@ -89,6 +117,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly metrics: ControllerMetrics;
   private readonly instrumentation: Instrumentation;
   private registrations: HandlerRegistration[] = [];
+  /** What `ctx.owned` and `ctx.related` read through. */
+  private readonly related: RelatedObjects;
   private pool: WorkerPool<string> | undefined;
   /** Start times (clock ms) of the reconciles running now, by key. */
   private readonly started = new Map<string, number>();
@@ -96,8 +126,14 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Aborted when the controller stops watching: ends the reads of mappers in flight. */
   private readonly stopping = new AbortController();
   private readonly mapContext: MapContext;
+  private readonly failures: FailureLog;
 
   constructor(options: ControllerRunOptions<T>) {
+    if (options.finalizer && typeof options.reconciler.cleanup !== "function") {
+      throw new TypeError(
+        `controller ${options.name}: finalizer ${options.finalizer.name} needs the reconciler's cleanup(object, ctx) method`,
+      );
+    }
     this.options = options;
     this.name = options.name;
     const tools = resolveInstrumentation(options, "@tessera/runtime");
@@ -112,16 +148,65 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.tracer = tools.tracer;
     this.clock = tools.clock;
     this.metrics = new ControllerMetrics(tools.meter, options.name);
+    this.failures = new FailureLog(this.logger);
     this.queue = new WorkQueue<string>({
       ...this.instrumentation,
       name: options.name,
-      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter<string>({ clock: tools.clock }),
+      rateLimiter:
+        options.rateLimiter ??
+        defaultControllerRateLimiter<string>({
+          clock: tools.clock,
+          ...(options.maxBackoffMs ? { maxDelayMs: options.maxBackoffMs } : {}),
+        }),
     });
     this.mapContext = Object.freeze({
       client: options.reader ?? unavailableReader(options.name),
       signal: this.stopping.signal,
       logger: this.logger,
     });
+    this.related =
+      options.related ??
+      new RelatedObjects({
+        controller: options.name,
+        reader: this.mapContext.client,
+        owned: [],
+        declared: [],
+      });
+  }
+
+  /**
+   * Queues `request` as an event would, unless this replica may not work on
+   * it (a sharded controller's key of a slot another replica holds: dropped
+   * here, the replica holding it reconciles the object on its own events and
+   * resyncs). Returns whether it was queued. Throws a TypeError for a value
+   * that is no request.
+   */
+  enqueue(request: Request): boolean {
+    const problem = requestProblem(request);
+    if (problem) throw new TypeError(`controller ${this.name}: enqueue: ${problem}`);
+    const key = requestKey({ namespace: request.namespace ?? "", name: request.name });
+    if (this.options.admit && !this.options.admit(key)) return false;
+    this.queue.add(key, { priority: NORMAL_PRIORITY });
+    return true;
+  }
+
+  /**
+   * Queues every cached object of the primary kind (kube-rs's
+   * `reconcile_all_on`), at low priority so live events go first. In
+   * `sharded` mode, the objects of this replica's slots. Returns how many
+   * were queued.
+   */
+  reconcileAll(): number {
+    const objects = this.options.listPrimary?.() ?? this.options.primary.lister.list();
+    let queued = 0;
+    for (const object of objects) {
+      const meta = metadataOf(object);
+      const key = requestKey({ namespace: meta.namespace ?? "", name: meta.name ?? "" });
+      if (this.options.admit && !this.options.admit(key)) continue;
+      this.queue.add(key, { priority: LOW_PRIORITY });
+      queued++;
+    }
+    return queued;
   }
 
   /**
@@ -136,8 +221,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.registrations = this.options.sources.map((source, index) =>
       source.informer.addEventHandler(this.handlerFor(source), {
         name: `${this.name}-${index === 0 ? "for" : `watch-${index}`}`,
+        ...(source.resyncPeriodMs ? { resyncPeriodMs: source.resyncPeriodMs } : {}),
       }),
     );
+    for (const trigger of this.options.triggers ?? []) {
+      void consumeTrigger(
+        trigger,
+        (request) => void this.enqueue(request),
+        this.stopping.signal,
+        withFields(this.logger, { source: "trigger" }),
+      );
+    }
   }
 
   /** True once every source informer synced and handed its initial list to this controller. */
@@ -171,9 +265,14 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(o.reconcileTimeoutMs ? { timeoutMs: o.reconcileTimeoutMs } : {}),
       drainTimeoutMs: o.drainTimeoutMs ?? 30_000,
       handler: (key, ctx) => this.reconcileKey(key, ctx),
+      // Logged here, in proportion (FailureLog), not once per failure by the pool.
+      logFailures: false,
       onError: (error) => {
-        if (error.cause instanceof WorkItemTimeoutError) this.metrics.timeouts.add();
-        else if (isPanic(error.cause)) this.metrics.panics.add();
+        this.failures.failed(error);
+        // What the reconcile threw, also when onError chose its retry.
+        const cause = error.cause instanceof RequeueAfterError ? error.cause.cause : error.cause;
+        if (cause instanceof WorkItemTimeoutError) this.metrics.timeouts.add();
+        else if (isPanic(cause)) this.metrics.panics.add();
       },
     });
     return this.pool.run(signal, options);
@@ -238,8 +337,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     return {
       onAdd: (object: KubeObject, initial: boolean) =>
         pass({ type: "create", object }) ? map(object, initial) : undefined,
-      onUpdate: (oldObject: KubeObject, newObject: KubeObject) =>
-        pass({ type: "update", oldObject, newObject }) ? map(newObject, false) : undefined,
+      // A resync (the same object twice) is the resync floor: past the predicates, behind live events.
+      onUpdate: (oldObject: KubeObject, newObject: KubeObject) => {
+        const resync = Boolean(source.resyncPeriodMs) && oldObject === newObject;
+        return resync || pass({ type: "update", oldObject, newObject }) ? map(newObject, resync) : undefined;
+      },
       onDelete: (deleted: KubeObject | DeletedFinalStateUnknown<KubeObject>) => {
         const object = deleted instanceof DeletedFinalStateUnknown ? deleted.obj : deleted;
         return object && pass({ type: "delete", object }) ? map(object, false) : undefined;
@@ -276,6 +378,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       logger,
       attempt,
       current: () => (lookup ? lookup(key) : primary.lister.getByKey(key)),
+      owned: (kind) => this.related.owned(kind, ctx.current(), work.signal),
+      related: (kind, index, value) => this.related.related(kind, index, value, work.signal),
     };
     try {
       return await this.tracer.startActiveSpan(
@@ -283,7 +387,8 @@ export class Controller<T extends KubeObject = KubeObject> {
         { attributes: { controller: this.name, namespace: request.namespace, name: request.name, attempt } },
         async (span) => {
           try {
-            const result = await this.options.reconciler.reconcile(request, ctx);
+            const result = await this.reconcileOrCleanUp(request, ctx);
+            this.failures.succeeded(key);
             const requeueAfterMs = result?.requeueAfterMs;
             span.setAttribute("result", requeueAfterMs ? "requeue_after" : "success");
             if (requeueAfterMs) span.setAttribute("requeueAfterMs", requeueAfterMs);
@@ -292,7 +397,7 @@ export class Controller<T extends KubeObject = KubeObject> {
             span.setAttribute("result", "error");
             span.recordException(toError(thrown));
             span.setStatus({ code: SpanStatusCode.ERROR, message: toError(thrown).message });
-            throw thrown;
+            throw await this.retryOf(thrown, ctx);
           } finally {
             span.end();
           }
@@ -302,6 +407,44 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.started.delete(key);
       finished?.();
     }
+  }
+
+  /** The reconcile, or with a managed finalizer its add, the cleanup and its removal. */
+  private reconcileOrCleanUp(request: Request, ctx: ReconcileContext<T>): Promise<Result> | Result {
+    const { reconciler, finalizer } = this.options;
+    if (!finalizer) return reconciler.reconcile(request, ctx);
+    return finalizer.run(
+      ctx.current(),
+      ctx,
+      (object, c) => reconciler.cleanup!(object, c),
+      () => reconciler.reconcile(request, ctx),
+    );
+  }
+
+  /**
+   * What the pool is handed for `thrown`: as thrown, unless the
+   * reconciler's `onError` recognises it (a `RequeueAfterError` for its
+   * delay, a `TerminalError` for giving up). A `TerminalError` thrown by
+   * the reconcile is not asked about.
+   */
+  private async retryOf(thrown: unknown, ctx: ReconcileContext<T>): Promise<unknown> {
+    const reconciler = this.options.reconciler;
+    if (typeof reconciler.onError !== "function" || isTerminalError(thrown)) return thrown;
+    let decision: ErrorResult;
+    try {
+      decision = await reconciler.onError(thrown, ctx.current(), ctx);
+    } catch (policyError) {
+      ctx.logger.error("onError threw; the rate limiter retries the reconcile", {
+        error: toError(policyError).message,
+      });
+      return thrown;
+    }
+    if (decision?.type === "terminal") {
+      return new TerminalError(`${toError(thrown).message} (onError gave up)`, { cause: thrown });
+    }
+    if (decision?.type === "requeue")
+      return new RequeueAfterError(decision.requeueAfterMs, { cause: thrown });
+    return thrown;
   }
 }
 

@@ -26,6 +26,11 @@ export interface EndpointServerOptions {
   routes: ReadonlyMap<string, EndpointHandler>;
   /** Serve HTTPS with this certificate (swap it with {@link EndpointServer.setCertificate}); absent: plain HTTP. */
   tls?: ServingCertificate;
+  /**
+   * Over HTTPS, answer a client that speaks plain HTTP with a 400 that says
+   * so (as Go's servers do) instead of dropping the connection. Default false.
+   */
+  answerPlainHttp?: boolean;
   /** The methods the routes answer; others get 405. Default `["GET"]`. */
   methods?: readonly string[];
   logger?: Logger;
@@ -39,14 +44,13 @@ const PLAIN_HTTP_ANSWER = "Client sent an HTTP request to an HTTPS server.\n";
  * A small HTTP (or, given a certificate, HTTPS) server for the manager's endpoints (probes, metrics,
  * webhooks): a {@link Runnable} that listens until its signal aborts, then closes its
  * connections and resolves. `run` rejects if it cannot listen (the port is
- * taken), naming the server and the address. Over HTTPS, a client that
- * speaks plain HTTP gets a 400 saying so (as Go's servers answer) instead
- * of a dropped connection, and the certificate can be swapped while it
- * serves (rotation).
+ * taken), naming the server and the address. Over HTTPS the certificate
+ * can be swapped while it serves (rotation), and, with `answerPlainHttp`, a
+ * client that speaks plain HTTP gets a 400 saying so.
  */
 export class EndpointServer implements Runnable {
   private readonly server: Server | HttpsServer;
-  /** What listens: the HTTP server itself, or, for HTTPS, a front that tells TLS from plain HTTP. */
+  /** What listens: the HTTP(S) server itself, or a front that tells TLS from plain HTTP (`answerPlainHttp`). */
   private readonly listener: Server | NetServer;
   /** The HTTPS front's connections, closed at stop whatever stage they are in. */
   private readonly sockets = new Set<Socket>();
@@ -81,7 +85,7 @@ export class EndpointServer implements Runnable {
     if (options.tls) {
       const https = createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, answer);
       this.server = https;
-      this.listener = createNetServer((socket) => this.peek(socket, https));
+      this.listener = options.answerPlainHttp ? createNetServer((socket) => this.peek(socket, https)) : https;
     } else {
       this.server = createServer(answer);
       this.listener = this.server;

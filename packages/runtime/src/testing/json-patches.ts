@@ -120,7 +120,8 @@ export function jsonPatch(doc: Json, operations: readonly JsonPatchOperation[]):
         remove(out, op.path);
         break;
       case "test":
-        if (!jsonEqual(read(out, op.path), op.value)) {
+        // As the API server's JSON patch: a member that is absent tests equal to null.
+        if (!jsonEqual(read(out, op.path) ?? null, op.value)) {
           throw new PatchError(`testing value ${op.path} failed: test failed`);
         }
         break;

@@ -8,7 +8,9 @@ import { PluginRegistry } from "../plugin/plugin-registry.js";
 import type { PluginClass, ReconcilerPlugin } from "../plugin/plugin.js";
 import { Tokens, type Token } from "../plugin/tokens.js";
 import type { Condition } from "../helpers/conditions.js";
+import { ManagedFinalizer } from "../reconcile/managed-finalizer.js";
 import type { ReconcileContext } from "../reconcile/reconciler.js";
+import { CONTROLLER_OWNER_INDEX, controllerOwnerUid, RelatedObjects } from "../reconcile/related-objects.js";
 import type { Request } from "../reconcile/request.js";
 import type { Result } from "../reconcile/result.js";
 import { CapturingEventRecorder, type RecordedEvent } from "./capturing-event-recorder.js";
@@ -40,7 +42,7 @@ export interface ReconcileOnceOptions {
 
 /** What one reconcile did. */
 export interface ReconcileOnceOutcome {
-  /** What `reconcile` returned; absent when it threw. */
+  /** What `reconcile` (or `cleanup`, as a requeue) returned; absent when it threw. */
   result?: Result;
   /** What `reconcile` threw, if it did (the controller would retry with backoff). */
   error?: unknown;
@@ -62,12 +64,16 @@ export interface ReconcileOnceOutcome {
  * and event recorder, a no-op meter and tracer, and what `provide` adds),
  * reads its `controller(on)` for the primary kind and the indexes it
  * declares (kept by the fake as the manager's cache keeps them), and runs one reconcile
- * of `request`, and reports its result, writes, events and the primary's
+ * of `request` (with a declared `finalizer(name)`, as the controller does: the
+ * finalizer added before `reconcile`, `cleanup` for an object being deleted,
+ * the finalizer removed after it), and reports its result, writes, events and the primary's
  * conditions after it. `ctx.current()` answers the primary object as the fake held
  * it when the reconcile started, as a cache that has not yet seen the
  * reconcile's own writes. Tokens it does not bind (Config, KubeConfig,
  * InformerFactory, RestMapper, Metrics) fail with the manager's
- * `UnboundTokenError` unless given in `provide`.
+ * `UnboundTokenError` unless given in `provide`. `ctx.owned` and
+ * `ctx.related` read the fake, which keeps the owner index of every `owns`
+ * kind as the manager's caches do.
  */
 export async function reconcileOnce<P extends readonly unknown[]>(
   reconciler: PluginClass<ReconcilerPlugin<never>, [...P]>,
@@ -112,13 +118,29 @@ export async function reconcileOnce<P extends readonly unknown[]>(
       `reconcileOnce(${reconciler.name}): the fake serves no ${kind.group}/${kind.version} ${kind.kind}; give its handle in options.resources`,
     );
   }
-  // The indexes the manager's cache would keep for this controller, so its indexed reads work here too.
-  for (const { kind: watched, cache } of [
-    { kind, cache: declaration.definition.cache },
+  // The indexes the manager's cache would keep for this controller (the owner index of its owned
+  // kinds among them), so its indexed reads, ctx.owned and ctx.related work here too.
+  const owned: Resource[] = [];
+  const declared: Resource[] = [primary];
+  for (const { kind: watched, cache, map } of [
+    { kind, cache: declaration.definition.cache, map: undefined },
     ...declaration.definition.watches,
   ]) {
     if (cache.indexes) client.declareIndexes(watched, cache.indexes);
+    const resource = isResource(watched) ? watched : client.resourceFor(watched);
+    if (map === undefined || resource === undefined) continue;
+    declared.push(resource);
+    if (map.type === "owner") {
+      client.declareIndexes(resource, { [CONTROLLER_OWNER_INDEX]: controllerOwnerUid });
+      owned.push(resource);
+    }
   }
+  const related = new RelatedObjects({
+    controller: declaration.definition.name,
+    reader: client,
+    owned,
+    declared,
+  });
   for (const [indexed, indexes] of options.indexes ?? []) client.declareIndexes(indexed, indexes);
   // Past the interceptors: they are for the reconciler's own calls.
   const current = client.peek(primary, request);
@@ -128,11 +150,22 @@ export async function reconcileOnce<P extends readonly unknown[]>(
     logger: withFields(logger, { controller: describeResource(primary), ...request, attempt }),
     attempt,
     current: () => current,
+    owned: (ownedKind) => related.owned(ownedKind, current, ctx.signal),
+    related: (relatedKind, index, value) => related.related(relatedKind, index, value, ctx.signal),
   };
   const before = client.writes.length;
   const outcome: ReconcileOnceOutcome = { writes: [], events: recorder.events, client, logger };
+  const { reconciler: plugin, definition } = declaration;
   try {
-    outcome.result = await declaration.reconciler.reconcile(request, ctx);
+    // As the controller runs it: with a managed finalizer, its add, the cleanup and its removal.
+    outcome.result = definition.finalizer
+      ? await new ManagedFinalizer({ name: definition.finalizer, resource: primary, client }).run(
+          current,
+          ctx,
+          (object, c) => plugin.cleanup!(object, c),
+          () => plugin.reconcile(request, ctx),
+        )
+      : await plugin.reconcile(request, ctx);
   } catch (error) {
     outcome.error = error;
   }

@@ -27,7 +27,7 @@ export type AdmissionResult =
       readonly warnings: readonly string[];
     };
 
-/** Options of {@link Admission.deny}. */
+/** Options of `Admission.deny`. */
 export interface DenyOptions {
   /** The fields at fault: the client's error lists them (`kubectl` prints each). */
   readonly causes?: readonly FieldCause[];

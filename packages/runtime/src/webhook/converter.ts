@@ -90,10 +90,15 @@ export class Converter {
 
 /** `converted` with the desired apiVersion, the source's kind, and the source's metadata but for labels and annotations. */
 function withIdentity(converted: KubeObject, source: KubeObject, apiVersion: string): KubeObject {
-  const metadata = converted.metadata
-    ? { ...source.metadata, labels: converted.metadata.labels, annotations: converted.metadata.annotations }
-    : source.metadata;
-  return { ...converted, apiVersion, kind: source.kind!, ...(metadata ? { metadata } : {}) };
+  if (!source.metadata) return { ...converted, apiVersion, kind: source.kind! };
+  const metadata = { ...source.metadata };
+  if (converted.metadata) {
+    delete metadata.labels;
+    delete metadata.annotations;
+    if (converted.metadata.labels !== undefined) metadata.labels = converted.metadata.labels;
+    if (converted.metadata.annotations !== undefined) metadata.annotations = converted.metadata.annotations;
+  }
+  return { ...converted, apiVersion, kind: source.kind!, metadata };
 }
 
 function splitApiVersion(apiVersion: string): [string, string] {

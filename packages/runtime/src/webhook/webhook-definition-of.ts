@@ -7,8 +7,6 @@ import type {
   WebhookDefinition,
 } from "./webhook-definition.js";
 
-type AdmissionWebhookLike = Pick<AnyAdmissionWebhookPlugin, "webhook">;
-
 /** What an admission webhook plugin implements, read from its methods (its prototype's, for a class). */
 export function webhookMethodsOf(plugin: object): WebhookMethods {
   const has = (method: string) => typeof (plugin as Record<string, unknown>)[method] === "function";
@@ -29,13 +27,13 @@ export function webhookMethodsOf(plugin: object): WebhookMethods {
  * serves, so both agree. Throws a `BuilderError` for a declaration with
  * mistakes, a TypeError for anything else.
  */
-export function webhookDefinitionOf(plugin: AdmissionWebhookLike | Conversion): WebhookDefinition {
+export function webhookDefinitionOf(plugin: AnyAdmissionWebhookPlugin | Conversion): WebhookDefinition {
   if (isConversion(plugin)) return plugin.definition;
   return admissionDefinitionOf(plugin);
 }
 
 /** The definition of an admission webhook plugin (see {@link webhookDefinitionOf}). */
-export function admissionDefinitionOf(plugin: AdmissionWebhookLike): AdmissionWebhookDefinition {
+export function admissionDefinitionOf(plugin: AnyAdmissionWebhookPlugin): AdmissionWebhookDefinition {
   if (typeof plugin?.webhook !== "function") {
     throw new TypeError(
       "not a webhook: an admission webhook plugin has webhook(on) returning on.for(kind); a conversion is made by defineConversion",

@@ -102,6 +102,7 @@ export class WebhookServer implements Runnable {
         address: this.options.address,
         logger,
         tls: first,
+        answerPlainHttp: true,
         methods: ["POST"],
         routes: this.routes(),
       });

@@ -8,6 +8,7 @@
 // README.md that no scrape holds fails the test, listed with the files that
 // mention it.
 import { strict as assert } from "node:assert";
+import { request as httpsRequest } from "node:https";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,7 +22,15 @@ import {
   type ControlPlane,
 } from "@tessera/testenv";
 import { CapturingLogger } from "@tessera/core/testing";
-import { Manager, TerminalError, Tokens, type ManagerConfigInput } from "../../src/index.js";
+import {
+  Admission,
+  Manager,
+  TerminalError,
+  Tokens,
+  type ManagerConfigInput,
+  type WebhookBuilder,
+} from "../../src/index.js";
+import { selfSignedCertificate, type CertificateSource } from "../../src/server.js";
 import { Widgets } from "./widget.js";
 import { createNamespace, createWidget, installWidgetCrd } from "./support/widget-cluster.js";
 
@@ -177,6 +186,78 @@ describe("documented metric names (real API server)", function () {
     assert.equal(res.status, 201, res.body);
   }
 
+  /** A validating webhook for Widgets, to be called once (by the test, not the API server). */
+  class WidgetWebhook {
+    webhook(on: WebhookBuilder) {
+      return on.for(Widgets);
+    }
+    validateCreate() {
+      return Admission.allow();
+    }
+  }
+
+  /**
+   * A manager serving WidgetWebhook with a self-signed certificate, called
+   * once with an AdmissionReview so that every webhook series exists.
+   */
+  async function startWebhookManager(cp: ControlPlane) {
+    const manager = await Manager.create({
+      config: { ...base, mode: "every-replica", webhookBindAddress: "127.0.0.1:0" },
+      kubeConfig: cp.kubeConfig,
+      env: {},
+    });
+    const certificate = selfSignedCertificate({ hosts: ["127.0.0.1"], clock: manager.get(Tokens.Clock) });
+    const source: CertificateSource = {
+      current: () => certificate,
+      onChange: () => () => {},
+      run: (signal) =>
+        new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true })),
+    };
+    manager.rebind(Tokens.WebhookCertificateSource, source).register(WidgetWebhook);
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    stops.push(async () => {
+      stop.abort();
+      await running.catch(() => undefined);
+    });
+    const { metrics, webhook } = await manager.endpoints();
+    const review = JSON.stringify({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      request: {
+        uid: "documented",
+        kind: { group: "example.com", version: "v1", kind: "Widget" },
+        resource: { group: "example.com", version: "v1", resource: "widgets" },
+        operation: "CREATE",
+        userInfo: {},
+        object: { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" } },
+      },
+    });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port: webhook!.port,
+          path: "/validate-example-com-v1-widget",
+          method: "POST",
+          ca: certificate.certPem,
+          headers: { "content-type": "application/json" },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on("error", reject);
+      req.end(review);
+    });
+    assert.equal(status, 200);
+    return {
+      scrape: async () =>
+        exportedNames(await (await fetch(`http://127.0.0.1:${metrics!.port}/metrics`)).text()),
+    };
+  }
+
   const WIDGETS = ["ok-1", "ok-2", "ok-3", "ok-4", "fail-1", "terminal-1"];
   const allReconciled = (ns: string, ...managers: Array<{ reconciled: Set<string> }>) =>
     WIDGETS.filter((name) => !name.startsWith("terminal-")).every((name) =>
@@ -273,6 +354,8 @@ describe("documented metric names (real API server)", function () {
       90_000,
     );
     await collect(leader);
+
+    await collect(await startWebhookManager(env.cp));
 
     const missing = [...documented.keys()].filter((name) => !scraped.has(name)).sort();
     assert.deepEqual(

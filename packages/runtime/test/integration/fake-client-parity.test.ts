@@ -293,6 +293,36 @@ export const SCRIPT: readonly Step[] = [
       ),
   },
   {
+    name: "JSON patch testing an absent member as null, then adding it (a managed finalizer's first add)",
+    run: (c, ns) =>
+      c.patch(
+        ConfigMaps,
+        { name: "web-1", namespace: ns },
+        {
+          type: "json",
+          patch: [
+            { op: "test", path: "/metadata/finalizers", value: null },
+            { op: "add", path: "/metadata/finalizers", value: ["example.com/parity"] },
+          ],
+        },
+      ),
+  },
+  {
+    name: "JSON patch testing a list entry, then removing it (a managed finalizer's removal)",
+    run: (c, ns) =>
+      c.patch(
+        ConfigMaps,
+        { name: "web-1", namespace: ns },
+        {
+          type: "json",
+          patch: [
+            { op: "test", path: "/metadata/finalizers/0", value: "example.com/parity" },
+            { op: "remove", path: "/metadata/finalizers/0" },
+          ],
+        },
+      ),
+  },
+  {
     name: "merge patch quoting a stale resourceVersion: Conflict",
     run: (c, ns) =>
       c.patch(

@@ -10,7 +10,7 @@ import {
   adoptOrphans,
   applyStatusIfChanged,
   controllerOf,
-  finalize,
+  handleFinalizer,
   retryOnConflict,
   setControllerReference,
 } from "../../src/index.js";
@@ -32,7 +32,7 @@ describe("operator helpers (real API server)", function () {
   const env = useControlPlane();
   before(async () => installWidgetCrd(env.cp));
 
-  it("finalize: deleting a Widget runs its cleanup once, then it is gone; a failing cleanup keeps it and retries", async () => {
+  it("handleFinalizer: deleting a Widget runs its cleanup once, then it is gone; a failing cleanup keeps it and retries", async () => {
     const ns = await createNamespace(env.cp, "finalize");
     const external = await createNamespace(env.cp, "external");
     const api = new ApiClient(env.cp.kubeConfig, { fieldManager: "widget-operator" });
@@ -49,7 +49,7 @@ describe("operator helpers (real API server)", function () {
       .complete(async (request, ctx) => {
         const widget = ctx.current();
         if (!widget) return;
-        const state = await finalize(api, Widgets, widget, FINALIZER, async () => {
+        const state = await handleFinalizer(api, Widgets, widget, FINALIZER, async () => {
           const attempts = [...(cleanups.get(request.name) ?? []), Date.now()];
           cleanups.set(request.name, attempts);
           if (
@@ -112,7 +112,8 @@ describe("operator helpers (real API server)", function () {
     });
     manager
       .controller()
-      .for(Widgets)
+      // The status write's own event must reconcile here: that second reconcile is the one that writes nothing.
+      .for(Widgets, { statusUpdates: "reconcile" })
       .complete(async (_request, ctx) => {
         const widget = ctx.current();
         if (!widget) return;

@@ -32,6 +32,14 @@ export class __KIND__Reconciler implements ReconcilerPlugin<__KIND__> {
   // share). `tessera generate` derives the RBAC from this declaration, calling
   // controller() on an instance it does not construct: use methods and
   // module-level values here, not fields or the injected services.
+  //
+  // Generation-aware by default: an update that changed only the status
+  // (this reconciler's own status write, say) does not reconcile the object
+  // again; measured, that halves the reconciles of a controller that writes
+  // its status (300 to 150 for 50 objects through three spec changes). Label,
+  // annotation, finalizer and deletion changes still reconcile, and every
+  // object is reconciled at least every 10 h (withOptions({ maxIntervalMs })).
+  // To react to a status another writer sets: for(__HANDLE__, { statusUpdates: "reconcile" }).
   controller(on: ControllerBuilder) {
     return on.for(__HANDLE__).owns(ConfigMaps).mode("__MODE__");
   }
