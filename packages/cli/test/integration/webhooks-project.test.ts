@@ -104,9 +104,13 @@ describe("a generated project with webhooks and two versions, as a user adds the
         `the webhook defaults (dev said: ${output.slice(-1500)})`,
         async () => {
           const admitted = await client
-            .create(handle("v1alpha1"), { metadata: { name: "probe", namespace: "default" } } as KubeObject, {
-              dryRun: true,
-            })
+            .create(
+              handle("v1alpha1"),
+              { metadata: { name: "probe", namespace: "default" } },
+              {
+                dryRun: true,
+              },
+            )
             .catch(() => undefined);
           return admitted?.metadata?.labels?.["app.kubernetes.io/managed-by"] === "gizmo-operator";
         },
@@ -127,7 +131,7 @@ describe("a generated project with webhooks and two versions, as a user adds the
             namespace: "default",
             labels: { "app.kubernetes.io/managed-by": "other" },
           },
-        } as KubeObject),
+        }),
         /managed by gizmo-operator, not other/,
       );
     } finally {
