@@ -51,9 +51,11 @@ interface LocalControlPlane {
  * `.tessera/kubeconfig` for kubectl), or the cluster of `kubeconfig`. Its
  * JSON logs are pretty-printed. With `replicas`, that many run side by side,
  * each its own member (identity, ports) and its lines prefixed with its
- * name. A change under `src/` rebuilds and restarts them; a change under
- * `schemas/` regenerates first. Ends when `signal` aborts, draining every
- * replica (SIGTERM), then stopping the control plane.
+ * name. On the local control plane, the project's webhooks (its webhook
+ * configurations and CRD conversions) point at the first replica, with a CA
+ * testenv generates. A change under `src/` rebuilds and restarts them; a
+ * change under `schemas/` regenerates first. Ends when `signal` aborts,
+ * draining every replica (SIGTERM), then stopping the control plane.
  */
 export async function runDev(options: DevOptions): Promise<void> {
   const dir = resolve(options.dir);
@@ -93,6 +95,43 @@ export async function runDev(options: DevOptions): Promise<void> {
     );
   }
 
+  // The project's webhooks, served by the operator in this process: the local
+  // control plane calls it at 127.0.0.1 with a CA testenv generated.
+  let webhookEnv: Record<string, string> = {};
+  let installed: { uninstall(): Promise<void> } | undefined;
+  const serveWebhooks = async () => {
+    if (!controlPlane) return;
+    await installed?.uninstall();
+    installed = undefined;
+    webhookEnv = {};
+    const local = localWebhooks(dir);
+    if (local.configurations.length === 0 && local.conversions.length === 0) return;
+    const testenv = await importFromProject<{ installWebhooks?: InstallWebhooks }>(dir, "@tessera/testenv");
+    if (!testenv.installWebhooks) {
+      throw new CliError(
+        "the project's @tessera/testenv has no installWebhooks: update @tessera/testenv to run webhooks in tessera dev",
+      );
+    }
+    // The generated CRDs name the Service in `clientConfig.service`; installWebhooks merges a
+    // `url` in, and the API server takes one of the two only: clear the conversion first.
+    for (const crd of local.conversions) {
+      const res = await controlPlane.raw(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`, {
+        method: "PATCH",
+        headers: { "content-type": "application/merge-patch+json" },
+        body: JSON.stringify({ spec: { conversion: { strategy: "None", webhook: null } } }),
+      });
+      if (res.status !== 200)
+        throw new CliError(`could not reset the conversion of ${crd}: HTTP ${res.status}: ${res.body}`, 1);
+    }
+    const served = await testenv.installWebhooks(controlPlane, local);
+    installed = served;
+    webhookEnv = {
+      TESSERA_WEBHOOK_BIND_ADDRESS: served.bindAddress,
+      TESSERA_WEBHOOK_CERT_DIR: served.certDir,
+    };
+    say(`webhooks: the local control plane calls the operator at https://${served.bindAddress}`);
+  };
+
   // TESSERA_NAMESPACE comes from tessera.json; a replica's identity and ports from its place among them.
   const replicas = devReplicas(options.replicas ?? 1, process.env["TESSERA_IDENTITY"] ?? "dev");
   const running = new Map<DevReplica, { proc: ChildProcess; exited: Promise<void> }>();
@@ -112,6 +151,12 @@ export async function runDev(options: DevOptions): Promise<void> {
         KUBECONFIG: kubeconfig,
         TESSERA_NAMESPACE: config.namespace,
         ...replica.env,
+        // The webhooks are installed for one server: the first replica serves them, the others run without.
+        ...(replica === replicas[0]
+          ? webhookEnv
+          : Object.keys(webhookEnv).length > 0
+            ? { TESSERA_WEBHOOK_BIND_ADDRESS: "0" }
+            : {}),
       },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: Ctrl-C reaches dev only, which then stops the
@@ -150,6 +195,7 @@ export async function runDev(options: DevOptions): Promise<void> {
 
   const watchers: FSWatcher[] = [];
   try {
+    await serveWebhooks();
     await progress.step("compiling (tsc)", () => Promise.resolve(compileProject(dir)));
     startOperator();
     if (options.watch ?? true) {
@@ -163,7 +209,11 @@ export async function runDev(options: DevOptions): Promise<void> {
         try {
           if (files.some((f) => f.startsWith("schemas/"))) {
             await generate({ dir });
-            if (controlPlane) await applyCrds(dir, kubeconfig);
+            if (controlPlane) {
+              await applyCrds(dir, kubeconfig);
+              // The CRDs as applied name the Service again: point their conversion back here.
+              await serveWebhooks();
+            }
           }
           compileProject(dir);
         } catch (err) {
@@ -195,11 +245,45 @@ export async function runDev(options: DevOptions): Promise<void> {
   } finally {
     for (const w of watchers) w.close();
     await stopOperator();
+    await installed?.uninstall().catch(() => {});
     if (controlPlane) {
       say("stopping the local control plane");
       await controlPlane.stop();
     }
   }
+}
+
+type InstallWebhooks = (
+  cp: LocalControlPlane,
+  options: { configurations: Record<string, unknown>[]; conversions: string[] },
+) => Promise<{ bindAddress: string; certDir: string; uninstall(): Promise<void> }>;
+
+/**
+ * What `tessera generate` wrote for the project's webhooks: its webhook
+ * configurations (deploy/base/webhooks/manifests.yaml) and the CRDs whose
+ * conversion is a webhook (deploy/base/crds/).
+ */
+function localWebhooks(dir: string): { configurations: Record<string, unknown>[]; conversions: string[] } {
+  const read = (file: string) =>
+    existsSync(file)
+      ? parseAllDocuments(readFileSync(file, "utf8")).map((d) => d.toJS() as Record<string, unknown> | null)
+      : [];
+  const configurations = read(join(dir, "deploy/base/webhooks/manifests.yaml")).filter(
+    (d): d is Record<string, unknown> =>
+      d !== null &&
+      (d["kind"] === "MutatingWebhookConfiguration" || d["kind"] === "ValidatingWebhookConfiguration"),
+  );
+  const crdDir = join(dir, "deploy/base/crds");
+  const conversions = (existsSync(crdDir) ? readdirSync(crdDir) : [])
+    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
+    .flatMap((f) => read(join(crdDir, f)))
+    .filter(
+      (d) =>
+        (d?.["spec"] as { conversion?: { strategy?: string } } | undefined)?.conversion?.strategy ===
+        "Webhook",
+    )
+    .map((d) => (d!["metadata"] as { name: string }).name);
+  return { configurations, conversions };
 }
 
 /** Imports a package as the project resolves it (its own installed copy). */

@@ -5,13 +5,15 @@
 // kube-apiserver), and its manifests rendered by kustomize and taken by the
 // real apiserver.
 import { strict as assert } from "node:assert";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
-import { useControlPlane, type ControlPlane } from "@tessera/testenv";
+import { defineResource, loadKubeConfig, type KubeObject } from "@tessera/client";
+import { ApiClient } from "@tessera/runtime";
+import { eventually, useControlPlane, type ControlPlane } from "@tessera/testenv";
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), "../../src/bin.js");
 
@@ -70,6 +72,72 @@ describe("a generated project with webhooks and two versions, as a user adds the
     assert.match(test.out, /refuses another manager, with the message and the field in the API error/);
     assert.match(test.out, /v1 round-trips through the hub/);
     assert.doesNotMatch(test.out, /failing|pending/);
+  });
+
+  it("tessera dev serves its webhooks to the local control plane: defaulting, validation, conversion", async () => {
+    const dev = spawn(process.execPath, [bin, "dev", "--no-watch"], {
+      cwd: project,
+      env: { ...process.env, CI: "1" },
+    });
+    let output = "";
+    dev.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    dev.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => dev.on("exit", (code) => resolve(code)));
+    try {
+      await eventually("dev started the operator", () => output.includes("starting the operator"), 180_000);
+      assert.match(
+        output,
+        /webhooks: the local control plane calls the operator at https:\/\/127\.0\.0\.1:\d+/,
+      );
+      const client = new ApiClient(await loadKubeConfig({ file: join(project, ".tessera/kubeconfig") }), {
+        fieldManager: "test",
+      });
+      const handle = (version: string) =>
+        defineResource<KubeObject>({
+          group: "toys.example.com",
+          version,
+          kind: "Gizmo",
+          plural: "gizmos",
+          scope: "Namespaced",
+        });
+      await eventually(
+        `the webhook defaults (dev said: ${output.slice(-1500)})`,
+        async () => {
+          const admitted = await client
+            .create(
+              handle("v1alpha1"),
+              { metadata: { name: "probe", namespace: "default" } },
+              {
+                dryRun: true,
+              },
+            )
+            .catch(() => undefined);
+          return admitted?.metadata?.labels?.["app.kubernetes.io/managed-by"] === "gizmo-operator";
+        },
+        60_000,
+      );
+      await client.create(handle("v1"), {
+        metadata: { name: "made-in-v1", namespace: "default" },
+        spec: { data: { a: "1" } },
+      } as KubeObject);
+      const stored = await client.get(handle("v1alpha1"), { name: "made-in-v1", namespace: "default" });
+      assert.equal(stored?.apiVersion, "toys.example.com/v1alpha1");
+      assert.equal(stored?.metadata?.labels?.["app.kubernetes.io/managed-by"], "gizmo-operator");
+      assert.deepEqual((stored as { spec?: unknown } | undefined)?.spec, { data: { a: "1" }, paused: false });
+      await assert.rejects(
+        client.create(handle("v1"), {
+          metadata: {
+            name: "refused",
+            namespace: "default",
+            labels: { "app.kubernetes.io/managed-by": "other" },
+          },
+        }),
+        /managed by gizmo-operator, not other/,
+      );
+    } finally {
+      dev.kill("SIGINT");
+      assert.equal(await exited, 0, output.slice(-2000));
+    }
   });
 
   describe("its manifests", function () {
