@@ -112,17 +112,6 @@ export async function runDev(options: DevOptions): Promise<void> {
         "the project's @tessera/testenv has no installWebhooks: update @tessera/testenv to run webhooks in tessera dev",
       );
     }
-    // The generated CRDs name the Service in `clientConfig.service`; installWebhooks merges a
-    // `url` in, and the API server takes one of the two only: clear the conversion first.
-    for (const crd of local.conversions) {
-      const res = await controlPlane.raw(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`, {
-        method: "PATCH",
-        headers: { "content-type": "application/merge-patch+json" },
-        body: JSON.stringify({ spec: { conversion: { strategy: "None", webhook: null } } }),
-      });
-      if (res.status !== 200)
-        throw new CliError(`could not reset the conversion of ${crd}: HTTP ${res.status}: ${res.body}`, 1);
-    }
     const served = await testenv.installWebhooks(controlPlane, local);
     installed = served;
     webhookEnv = {

@@ -179,7 +179,11 @@ export async function installWebhooks(
         spec: {
           conversion: {
             strategy: "Webhook",
-            webhook: { clientConfig: clientConfig(path ?? "/convert"), conversionReviewVersions: ["v1"] },
+            // `service: null`: a CRD generated for a cluster names its Service; the API server takes a url or a service, not both.
+            webhook: {
+              clientConfig: { service: null, ...clientConfig(path ?? "/convert") },
+              conversionReviewVersions: ["v1"],
+            },
           },
         },
       }),

@@ -126,4 +126,28 @@ describe("installWebhooks (real API server)", function () {
     ) as { spec: { conversion: { strategy: string } } };
     assert.equal(reset.spec.conversion.strategy, "None");
   });
+
+  it("points a CRD generated for a cluster (its conversion names a Service) at the test's server", async () => {
+    const crd = simpleCrd({ group: "testenv.example.com", kind: "Widget" });
+    const spec = crd["spec"] as Record<string, unknown>;
+    spec["conversion"] = {
+      strategy: "Webhook",
+      webhook: {
+        clientConfig: { service: { name: "op-webhook-service", namespace: "op", path: "/convert" } },
+        conversionReviewVersions: ["v1"],
+      },
+    };
+    await installCrds(env.cp, crd);
+    const installed = await installWebhooks(env.cp, { conversions: ["widgets.testenv.example.com"] });
+    const stored = JSON.parse(
+      (
+        await env.cp.raw(
+          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.testenv.example.com",
+        )
+      ).body,
+    ) as { spec: { conversion: { webhook: { clientConfig: { url?: string; service?: unknown } } } } };
+    assert.equal(stored.spec.conversion.webhook.clientConfig.url, installed.url("/convert"));
+    assert.equal(stored.spec.conversion.webhook.clientConfig.service, undefined);
+    await installed.uninstall();
+  });
 });
