@@ -332,6 +332,13 @@ export const managerConfigSchema = {
             },
           },
         },
+        readYourWritesMs: {
+          type: "integer",
+          minimum: 0,
+          default: 0,
+          description:
+            "Read your own writes: after the manager's client writes an object, a cached read of it waits up to this long (from the write) until the cache has seen the written resourceVersion; 0: off (reads may return the version before the write).",
+        },
         lazy: {
           type: "boolean",
           default: false,
