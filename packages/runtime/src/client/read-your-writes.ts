@@ -56,7 +56,11 @@ export class ReadYourWrites {
    * Records that the client wrote `written` (as the server returned it) and
    * that `informers` are the caches reads of its kind use.
    */
-  wrote(resource: Resource, written: KubeObject, informers: readonly SharedIndexInformer<KubeObject>[]): void {
+  wrote(
+    resource: Resource,
+    written: KubeObject,
+    informers: readonly SharedIndexInformer<KubeObject>[],
+  ): void {
     const meta = written.metadata;
     const resourceVersion = meta?.resourceVersion;
     if (!resourceVersion || !meta?.name || informers.length === 0) return;

@@ -382,6 +382,13 @@ export const managerConfigSchema = {
             description:
               "The resync floor: each object of the primary kind is reconciled at least this often, spread over the period (0: never); absent: the declaration's, else 36000000 (10 h).",
           },
+          maxBackoffMs: {
+            type: "integer",
+            minimum: 1,
+            "x-optional": true,
+            description:
+              "Caps the per-object backoff of failed reconciles, in ms (the default rate limiter's longest delay); absent: the declaration's `withOptions({ maxBackoffMs })`, else 1000000 (about 16.7 min). Not with a controller's own `rateLimiter`.",
+          },
         },
       },
     },

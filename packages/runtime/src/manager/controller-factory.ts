@@ -122,6 +122,12 @@ export class ControllerFactory {
       maxIntervalMs,
       signal,
     );
+    const maxBackoffMs = overrides.maxBackoffMs ?? definition.options.maxBackoffMs;
+    if (overrides.maxBackoffMs !== undefined && definition.options.rateLimiter !== undefined) {
+      throw new Error(
+        `controllers.${definition.name}.maxBackoffMs caps the default rate limiter, but controller "${definition.name}" declares a rateLimiter of its own: remove the setting and set the cap in its rateLimiter`,
+      );
+    }
     const reader = this.get(Tokens.Client);
     const controller = new Controller<KubeObject>({
       ...containerInstrumentation(this.container),
@@ -142,7 +148,7 @@ export class ControllerFactory {
       reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,
       ...(definition.options.rateLimiter ? { rateLimiter: definition.options.rateLimiter } : {}),
-      ...(definition.options.maxBackoffMs ? { maxBackoffMs: definition.options.maxBackoffMs } : {}),
+      ...(maxBackoffMs !== undefined ? { maxBackoffMs } : {}),
       ...(definition.finalizer
         ? {
             finalizer: new ManagedFinalizer({
