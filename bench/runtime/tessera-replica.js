@@ -49,8 +49,8 @@ await runMain(async (signal) => {
       if (read && ctx.current() === undefined) return;
       if (write && ctx.current()?.metadata?.annotations?.["bench/seen"] === undefined) {
         const ref = { namespace: request.namespace, name: request.name };
-        const patch = { type: "merge", patch: { metadata: { annotations: { "bench/seen": "1" } } } };
-        await client.patch(ConfigMaps, ref, /** @type {const} */ (patch), { signal: ctx.signal });
+        const patch = { metadata: { annotations: { "bench/seen": "1" } } };
+        await client.patch(ConfigMaps, ref, { type: "merge", patch }, { signal: ctx.signal });
         await client.get(ConfigMaps, ref, { signal: ctx.signal });
       }
       if (request.namespace !== namespace || seen.has(request.name)) return;
