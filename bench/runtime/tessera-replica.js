@@ -8,15 +8,19 @@
 //   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
 // BENCH_COMPACT=1 caches the ConfigMaps compact (as JSON text, decoded on
 // read); BENCH_READ=1 makes each reconcile read its object from the cache
-// (ctx.current()), the read a compact cache pays for.
+// (ctx.current()), the read a compact cache pays for. BENCH_WRITE=1 makes the
+// first reconcile of each object annotate it through the manager's client and
+// read it back from the cache (client.get); BENCH_RYOW_MS sets
+// cache.readYourWritesMs, so that read waits for the cache to see the write.
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
-import { ConfigMaps, Manager, runMain } from "@tessera/runtime";
+import { ConfigMaps, Manager, runMain, Tokens } from "@tessera/runtime";
 
 const emit = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 const now = () => Number(process.hrtime.bigint() / 1000n);
 const namespace = process.env.BENCH_NAMESPACE;
 const read = process.env.BENCH_READ === "1";
+const write = process.env.BENCH_WRITE === "1";
 
 await runMain(async (signal) => {
   const manager = await Manager.create({
@@ -31,8 +35,10 @@ await runMain(async (signal) => {
       // 3 s / 2 s / 0.5 s this once used, members starved of CPU under 1,000 creates/s on 2 cores
       // missed their renew deadline and fenced themselves.
       controllers: { configmap: { concurrency: 16 } },
+      cache: { readYourWritesMs: Number(process.env.BENCH_RYOW_MS ?? 0) },
     },
   });
+  const client = manager.get(Tokens.Client);
   const seen = new Set();
   let total = 0;
   manager
@@ -41,6 +47,12 @@ await runMain(async (signal) => {
     .complete(async (request, ctx) => {
       total++;
       if (read && ctx.current() === undefined) return;
+      if (write && ctx.current()?.metadata?.annotations?.["bench/seen"] === undefined) {
+        const ref = { namespace: request.namespace, name: request.name };
+        const patch = { metadata: { annotations: { "bench/seen": "1" } } };
+        await client.patch(ConfigMaps, ref, { type: "merge", patch }, { signal: ctx.signal });
+        await client.get(ConfigMaps, ref, { signal: ctx.signal });
+      }
       if (request.namespace !== namespace || seen.has(request.name)) return;
       seen.add(request.name);
       emit({ ev: "r", n: request.name, t: now() });

@@ -30,6 +30,9 @@ const contenders = [
   // Each reconcile reads its object from the cache, which keeps it decoded, then compact.
   ["tessera, reads", tesseraReplica, { BENCH_READ: "1" }],
   ["tessera, compact, reads", tesseraReplica, { BENCH_READ: "1", BENCH_COMPACT: "1" }],
+  // Each object's first reconcile patches it and reads it back, without and with read-your-writes.
+  ["tessera, writes", tesseraReplica, { BENCH_WRITE: "1" }],
+  ["tessera, writes, read-your-writes", tesseraReplica, { BENCH_WRITE: "1", BENCH_RYOW_MS: "2000" }],
 ];
 // ONLY=name;name picks contenders (the peers are then built only when picked).
 const only = process.env.ONLY?.split(";");

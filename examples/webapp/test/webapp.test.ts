@@ -4,6 +4,7 @@ import {
   ConfigMaps,
   Deployments,
   Events,
+  Secrets,
   Services,
   ApiClient,
   findCondition,
@@ -18,7 +19,12 @@ import {
   useControlPlane,
   type ControlPlane,
 } from "@tessera/testenv";
-import { CONFIG_HASH_ANNOTATION, FINALIZER, WebAppReconciler } from "../src/controllers/webapp.js";
+import {
+  CONFIG_HASH_ANNOTATION,
+  FINALIZER,
+  SECRET_HASH_ANNOTATION,
+  WebAppReconciler,
+} from "../src/controllers/webapp.js";
 import { WebApps, webappValidator, type WebApp } from "../src/generated/index.js";
 
 // dist/test/ -> the project's deploy/base/crds, wherever mocha runs from.
@@ -182,6 +188,52 @@ describe("WebAppReconciler", function () {
         return (
           progressing?.reason === "RolloutComplete" &&
           progressing.observedGeneration === current?.metadata?.generation
+        );
+      });
+    });
+
+    it("takes the Secret spec.secretName names into the Pods, and rolls them when its data changes", async () => {
+      const template = async () =>
+        (await client.get(Deployments, { name: "shop", namespace }))?.spec?.template;
+      await client.create(Secrets, {
+        metadata: { name: "shop-secrets", namespace },
+        stringData: { TOKEN: "one" },
+      });
+      await client.apply(
+        WebApps,
+        {
+          metadata: { name: "shop", namespace },
+          spec: {
+            image: "registry.example.com/shop/web:1.4.2",
+            replicas: 2,
+            config: { GREETING: "hej" },
+            secretName: "shop-secrets",
+          },
+        },
+        { force: true },
+      );
+      await eventually("the Pods take the Secret's keys", async () =>
+        Boolean(
+          (await template())?.spec?.containers[0]?.envFrom?.some((e) => e.secretRef?.name === "shop-secrets"),
+        ),
+      );
+      const before = (await template())?.metadata?.annotations?.[SECRET_HASH_ANNOTATION];
+      assert.ok(before, "the Pod template carries the Secret's data hash");
+      // The Secret's event maps to the WebApp through the index of WebApps by spec.secretName.
+      await client.patch(
+        Secrets,
+        { name: "shop-secrets", namespace },
+        { type: "merge", patch: { stringData: { TOKEN: "two" } } },
+      );
+      await eventually(
+        "the Pod template's Secret hash changed",
+        async () => (await template())?.metadata?.annotations?.[SECRET_HASH_ANNOTATION] !== before,
+      );
+      await eventually("the new Pods ready, the rollout complete", async () => {
+        await markPodsReady(env.cp, namespace, podsOf("shop"));
+        return (
+          findCondition((await webapp("shop"))?.status?.conditions, "Progressing")?.reason ===
+          "RolloutComplete"
         );
       });
     });

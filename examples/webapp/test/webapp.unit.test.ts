@@ -2,7 +2,12 @@ import { strict as assert } from "node:assert";
 import type { V1Deployment, V1DeploymentStatus } from "@kubernetes/client-node";
 import { Deployments } from "@tessera/runtime";
 import { FakeClient, reconcileOnce, serverErrors } from "@tessera/runtime/testing";
-import { CONFIG_HASH_ANNOTATION, FINALIZER, WebAppReconciler } from "../src/controllers/webapp.js";
+import {
+  CONFIG_HASH_ANNOTATION,
+  FINALIZER,
+  WebAppReconciler,
+  secretDataChanged,
+} from "../src/controllers/webapp.js";
 import { WebApps, type WebApp } from "../src/generated/webapp.js";
 
 // The rollout conditions, one reconcile at a time on the fake client: the test
@@ -165,5 +170,13 @@ describe("WebAppReconciler, one reconcile on the fake client", function () {
     const done = await reconcile(client);
     assert.equal(done.error, undefined);
     assert.equal(client.peek(WebApps, request), undefined, "the finalizer gone, so is the WebApp");
+  });
+
+  it("wakes for a Secret's data, not its labels, annotations or a resync", () => {
+    const secret = { metadata: { name: "shop-secrets", namespace: "default" }, data: { TOKEN: "b25l" } };
+    const relabelled = { ...secret, metadata: { ...secret.metadata, labels: { team: "shop" } } };
+    assert.equal(secretDataChanged.update?.(secret, relabelled), false);
+    assert.equal(secretDataChanged.update?.(secret, secret), false);
+    assert.equal(secretDataChanged.update?.(secret, { ...secret, data: { TOKEN: "dHdv" } }), true);
   });
 });

@@ -11,6 +11,8 @@ export { ManagedFinalizer, addFinalizerPatch, removeFinalizerPatch } from "./rec
 export type { ManagedFinalizerOptions, Cleanup } from "./reconcile/managed-finalizer.js";
 export { CachedClient } from "./client/cached-client.js";
 export type { CachedClientOptions } from "./client/cached-client.js";
+export { ReadYourWrites } from "./client/read-your-writes.js";
+export type { ReadYourWritesOptions, ReadYourWritesOutcome } from "./client/read-your-writes.js";
 export { DeclaredCaches } from "./client/declared-caches.js";
 export type { DeclaredCache } from "./client/declared-caches.js";
 export { KubeEventRecorder } from "./client/kube-event-recorder.js";

@@ -155,6 +155,7 @@ describe("the configuration schema", () => {
           concurrency?: number;
           reconcileTimeoutMs?: number;
           maxIntervalMs?: number;
+          maxBackoffMs?: number;
         }
       >,
       true satisfies Equal<Pick<ManagerConfig, "kubeconfig">, { kubeconfig?: string }>,

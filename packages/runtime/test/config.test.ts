@@ -122,6 +122,38 @@ describe("loadConfig", () => {
     assert.deepEqual(config.controllers, { widget: { concurrency: 4 } });
   });
 
+  it("takes controllers.<name>.maxBackoffMs and cache.readYourWritesMs from the file and the environment, and refuses a zero backoff", () => {
+    const path = file(
+      "backoff.yaml",
+      "controllers:\n  widget:\n    maxBackoffMs: 30000\n    maxIntervalMs: 60000\ncache:\n  readYourWritesMs: 2000\n",
+    );
+    const fromFile = loadConfig({ file: path, env: {}, namespaceFile: noNamespaceFile });
+    assert.deepEqual(fromFile.controllers, { widget: { maxBackoffMs: 30_000, maxIntervalMs: 60_000 } });
+    assert.equal(fromFile.cache.readYourWritesMs, 2000);
+    const defaults = loadConfig({ config: { name: "widgets" }, env: {}, namespaceFile: noNamespaceFile });
+    assert.equal(defaults.cache.readYourWritesMs, 0);
+    const fromEnv = loadConfig({
+      env: {
+        TESSERA_CONTROLLERS: '{"widget":{"maxBackoffMs":5000}}',
+        TESSERA_CACHE_READ_YOUR_WRITES_MS: "500",
+      },
+      namespaceFile: noNamespaceFile,
+    });
+    assert.equal(fromEnv.controllers["widget"]?.maxBackoffMs, 5000);
+    assert.equal(fromEnv.cache.readYourWritesMs, 500);
+    assert.throws(
+      () =>
+        loadConfig({
+          config: { controllers: { widget: { maxBackoffMs: 0 } } },
+          env: {},
+          namespaceFile: noNamespaceFile,
+        }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /controllers\/widget\/maxBackoffMs: expected a number >= 1/.test(error.message),
+    );
+  });
+
   it("reads the file named by TESSERA_CONFIG, JSON too", () => {
     const path = file("c.json", JSON.stringify({ sharding: { slots: 64 } }));
     const config = loadConfig({ env: { TESSERA_CONFIG: path }, namespaceFile: noNamespaceFile });

@@ -17,6 +17,8 @@ type Copies = Pick<ReconcileContext<V1ConfigMap>, "related" | "signal">;
 
 /** The label that asks for a ConfigMap to be mirrored. */
 export const MIRROR_LABEL = "mirror.example.com/mirror";
+/** The value of {@link MIRROR_LABEL} on a copy: it keeps the copy in the controller's one cache. */
+export const COPY = "copy";
 /** The annotation naming the namespaces to mirror into, comma-separated. */
 export const NAMESPACES_ANNOTATION = "mirror.example.com/namespaces";
 /** Labels on a copy naming its source. */
@@ -37,6 +39,11 @@ export function sourceOf(copy: V1ConfigMap): Request[] {
 function sourceKey(copy: V1ConfigMap): string[] {
   return sourceOf(copy).map(({ namespace, name }) => `${namespace}/${name}`);
 }
+/** The request of a ConfigMap. */
+function keyOf(configMap: V1ConfigMap): Request {
+  return { namespace: configMap.metadata?.namespace ?? "", name: configMap.metadata?.name ?? "" };
+}
+
 /** Held by a mirrored source until its copies are deleted (owner references cannot cross namespaces). */
 export const FINALIZER = "mirror.example.com/copies";
 
@@ -61,19 +68,27 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
   ) {}
 
   controller(on: ControllerBuilder) {
-    // ConfigMaps are the primary kind and also what it writes: declared for RBAC. A copy's
-    // events wake its source (the second watch of ConfigMaps shares the primary's cache), and
-    // the copies of a source are found by an index of their labels.
+    // ConfigMaps are the primary kind and also what it writes: declared for RBAC. Its one cache
+    // holds only what carries the mirror label, selected by the server: the sources (any value:
+    // "true" mirrors, another lets go) and the copies (labelled "copy", and with their source).
+    // No other ConfigMap of the cluster is cached. A copy's events wake its source, and the
+    // copies of a source are found by an index of their labels.
     return on
-      .for(ConfigMaps, { indexes: { [SOURCE_INDEX]: sourceKey } })
+      .for(ConfigMaps, { labels: MIRROR_LABEL, indexes: { [SOURCE_INDEX]: sourceKey } })
       .watches(ConfigMaps, sourceOf)
       .needs({ apiGroups: [""], resources: ["configmaps"], verbs: ["create", "delete", "patch", "update"] })
       .mode("leader");
   }
 
-  async reconcile(_request: Request, ctx: ReconcileContext<V1ConfigMap>) {
+  async reconcile(request: Request, ctx: ReconcileContext<V1ConfigMap>) {
     const object = ctx.current();
-    if (object) await this.mirror(object, ctx);
+    if (object) return this.mirror(object, ctx);
+    // Not in the cache: deleted, or its mirror label removed (it left the cache's selector).
+    // Only the API server can tell which, and whether it still holds the finalizer.
+    const live = await this.api.get(ConfigMaps, request, { signal: ctx.signal });
+    if (live?.metadata?.finalizers?.includes(FINALIZER)) return this.mirror(live, ctx);
+    // Gone: copies left behind (the finalizer was removed by hand) go too.
+    if (live === undefined) await this.deleteCopies(request, new Set(), ctx);
   }
 
   private async mirror(source: V1ConfigMap, ctx: Copies): Promise<void> {
@@ -82,13 +97,13 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
     if (!wanted) {
       // No longer mirrored: take the copies back, then let go of the source.
       if (source.metadata?.finalizers?.includes(FINALIZER)) {
-        await this.deleteCopies(source, new Set(), ctx);
+        await this.deleteCopies(keyOf(source), new Set(), ctx);
         await removeFinalizer(this.api, ConfigMaps, source, FINALIZER, { signal });
       }
       return;
     }
     const state = await handleFinalizer(this.api, ConfigMaps, source, FINALIZER, async (s) => {
-      await this.deleteCopies(s, new Set(), ctx);
+      await this.deleteCopies(keyOf(s), new Set(), ctx);
     });
     if (state !== "active") return;
     const namespace = source.metadata!.namespace!;
@@ -100,7 +115,10 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
         .filter((n) => n && n !== namespace),
     );
     for (const target of targets) {
-      const there = await this.client.get(ConfigMaps, { namespace: target, name }, { signal });
+      // The cache holds the copies only: a ConfigMap of that name it lacks is asked of the server.
+      const there =
+        (await this.client.get(ConfigMaps, { namespace: target, name }, { signal })) ??
+        (await this.api.get(ConfigMaps, { namespace: target, name }, { signal }));
       if (there && sourceKey(there)[0] !== `${namespace}/${name}`) {
         this.events.record(source, {
           type: "Warning",
@@ -116,14 +134,18 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
           metadata: {
             name,
             namespace: target,
-            labels: { [SOURCE_NAMESPACE_LABEL]: namespace, [SOURCE_NAME_LABEL]: name },
+            labels: {
+              [MIRROR_LABEL]: COPY,
+              [SOURCE_NAMESPACE_LABEL]: namespace,
+              [SOURCE_NAME_LABEL]: name,
+            },
           },
           data: source.data ?? {},
         },
         { force: true, signal },
       );
     }
-    const removed = await this.deleteCopies(source, targets, ctx);
+    const removed = await this.deleteCopies(keyOf(source), targets, ctx);
     if (removed.length) {
       this.events.record(source, {
         type: "Normal",
@@ -134,14 +156,10 @@ export class ConfigMapMirror implements ReconcilerPlugin<V1ConfigMap> {
     }
   }
 
-  /** Deletes the source's copies outside `keep`; returns their namespaces. */
-  private async deleteCopies(source: V1ConfigMap, keep: ReadonlySet<string>, ctx: Copies): Promise<string[]> {
+  /** Deletes the copies of the source `namespace/name` outside `keep`; returns their namespaces. */
+  private async deleteCopies(source: Request, keep: ReadonlySet<string>, ctx: Copies): Promise<string[]> {
     const signal = ctx.signal;
-    const copies = await ctx.related(
-      ConfigMaps,
-      SOURCE_INDEX,
-      `${source.metadata!.namespace!}/${source.metadata!.name!}`,
-    );
+    const copies = await ctx.related(ConfigMaps, SOURCE_INDEX, `${source.namespace}/${source.name}`);
     const removed: string[] = [];
     for (const copy of copies) {
       const ns = copy.metadata!.namespace!;

@@ -1,11 +1,14 @@
 import type { Clock } from "@tessera/runtime";
 import { createHash } from "node:crypto";
-import type { V1Deployment } from "@kubernetes/client-node";
+import { isDeepStrictEqual } from "node:util";
+import type { V1Deployment, V1Secret } from "@kubernetes/client-node";
 import {
   CleanupResult,
   ConfigMaps,
   Deployments,
+  Secrets,
   Services,
+  requestOf,
   applyStatusIfChanged,
   findCondition,
   isNotFound,
@@ -21,6 +24,7 @@ import {
   type Request,
   type Result,
 } from "@tessera/runtime";
+import type { Predicate } from "@tessera/runtime/predicates";
 import { WebApps, type WebApp } from "../generated/webapp.js";
 
 /**
@@ -40,6 +44,24 @@ export const labelsFor = (name: string) => ({
 
 /** The annotation on the Pod template carrying a hash of spec.config, so a change rolls the Pods. */
 export const CONFIG_HASH_ANNOTATION = "apps.example.com/config-hash";
+/** The annotation on the Pod template carrying a hash of the data of the Secret spec.secretName names. */
+export const SECRET_HASH_ANNOTATION = "apps.example.com/secret-hash";
+/** The index of WebApps by the Secret their spec names, declared on the WebApp cache. */
+export const SECRET_INDEX = "spec.secretName";
+
+/**
+ * The index function of {@link SECRET_INDEX}: one function for the module, so
+ * every declaration of the controller declares the same index.
+ */
+function secretNameOf(webapp: WebApp): string[] {
+  return webapp.spec.secretName ? [webapp.spec.secretName] : [];
+}
+
+/** Only a change of a Secret's data rolls Pods: its labels, annotations and resyncs do not. */
+export const secretDataChanged: Predicate<V1Secret> = {
+  name: "secretDataChanged",
+  update: (oldSecret, newSecret) => !isDeepStrictEqual(oldSecret.data, newSecret.data),
+};
 
 /**
  * Serves each WebApp: a ConfigMap of its `spec.config`, a Deployment of its
@@ -61,7 +83,23 @@ export class WebAppReconciler implements ReconcilerPlugin<WebApp> {
   controller(on: ControllerBuilder) {
     return (
       on
-        .for(WebApps)
+        .for(WebApps, {
+          // Each WebApp filed under the Secret it names: the Secret's mapper reads it.
+          indexes: { [SECRET_INDEX]: secretNameOf },
+        })
+        // A Secret whose data changes wakes the WebApps of its namespace that name it.
+        .watches(
+          Secrets,
+          async (secret, { client, signal }) =>
+            (
+              await client.list(WebApps, {
+                namespace: secret.metadata?.namespace ?? "",
+                index: { name: SECRET_INDEX, value: secret.metadata?.name ?? "" },
+                signal,
+              })
+            ).map(requestOf),
+          { predicates: [secretDataChanged] },
+        )
         .owns(Deployments)
         .owns(Services)
         .owns(ConfigMaps)
@@ -81,6 +119,13 @@ export class WebAppReconciler implements ReconcilerPlugin<WebApp> {
     const config = spec.config ?? {};
     const port = spec.port ?? 8080;
     const write = { force: true, signal: ctx.signal };
+    // Read from the cache of Secrets; one not there yet rolls the Pods once it appears.
+    const secret = spec.secretName
+      ? await this.client.get(Secrets, { namespace, name: spec.secretName }, { signal: ctx.signal })
+      : undefined;
+    const secretHash: Record<string, string> = spec.secretName
+      ? { [SECRET_HASH_ANNOTATION]: hashOf(secret?.data ?? {}) }
+      : {};
     await this.client.apply(
       ConfigMaps,
       setControllerReference(webapp, { metadata: { name, namespace, labels }, data: config }),
@@ -95,14 +140,17 @@ export class WebAppReconciler implements ReconcilerPlugin<WebApp> {
           progressDeadlineSeconds: spec.progressDeadlineSeconds ?? 600,
           selector: { matchLabels: labels },
           template: {
-            metadata: { labels, annotations: { [CONFIG_HASH_ANNOTATION]: hashOf(config) } },
+            metadata: { labels, annotations: { [CONFIG_HASH_ANNOTATION]: hashOf(config), ...secretHash } },
             spec: {
               containers: [
                 {
                   name: "web",
                   image: spec.image,
                   ports: [{ name: "http", containerPort: port }],
-                  envFrom: [{ configMapRef: { name } }],
+                  envFrom: [
+                    { configMapRef: { name } },
+                    ...(spec.secretName ? [{ secretRef: { name: spec.secretName } }] : []),
+                  ],
                   readinessProbe: { httpGet: { path: "/", port: "http" } },
                 },
               ],

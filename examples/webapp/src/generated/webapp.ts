@@ -24,6 +24,10 @@ export interface WebAppSpec {
     [k: string]: string;
   };
   /**
+   * A Secret of the WebApp's namespace whose keys become environment variables too; a change of its data rolls the Pods.
+   */
+  secretName?: string;
+  /**
    * How long a rollout may go without progress before the WebApp is Degraded.
    */
   progressDeadlineSeconds?: number;

@@ -6,9 +6,10 @@ const require = createRequire(import.meta.url);
 
 
 
-const schema11 = {"description":"A WebApp: a container image served by a Deployment behind a Service, with its configuration in a ConfigMap.","type":"object","required":["spec"],"properties":{"spec":{"type":"object","description":"The web application as its owner describes it.","required":["image"],"properties":{"image":{"type":"string","minLength":1,"maxLength":512,"pattern":"^[a-z0-9]+([._/:@-][a-zA-Z0-9]+)*$","description":"The container image, e.g. registry.example.com/shop/web:1.4.2."},"replicas":{"type":"integer","format":"int32","minimum":0,"maximum":100,"default":1,"description":"How many Pods serve it."},"port":{"type":"integer","format":"int32","minimum":1,"maximum":65535,"default":8080,"description":"The port the container listens on; the Service serves it on port 80."},"config":{"type":"object","description":"Environment variables for the container, kept in a ConfigMap; a change rolls the Pods.","maxProperties":64,"additionalProperties":{"type":"string","maxLength":4096}},"progressDeadlineSeconds":{"type":"integer","format":"int32","minimum":1,"default":600,"description":"How long a rollout may go without progress before the WebApp is Degraded."}},"additionalProperties":false},"status":{"type":"object","description":"What the operator observed.","properties":{"observedGeneration":{"type":"integer","format":"int64","description":"The generation the status describes."},"readyReplicas":{"type":"integer","format":"int32","description":"Pods ready to serve."},"url":{"type":"string","description":"Where it is served inside the cluster."},"conditions":{"type":"array","description":"Available: the Deployment serves with at least the Pods it needs. Progressing: a rollout is under way. Degraded: the rollout is stuck past its deadline or Pods cannot be created.","items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}}},"additionalProperties":false},"apiVersion":{},"kind":{},"metadata":{}},"additionalProperties":false};
+const schema11 = {"description":"A WebApp: a container image served by a Deployment behind a Service, with its configuration in a ConfigMap.","type":"object","required":["spec"],"properties":{"spec":{"type":"object","description":"The web application as its owner describes it.","required":["image"],"properties":{"image":{"type":"string","minLength":1,"maxLength":512,"pattern":"^[a-z0-9]+([._/:@-][a-zA-Z0-9]+)*$","description":"The container image, e.g. registry.example.com/shop/web:1.4.2."},"replicas":{"type":"integer","format":"int32","minimum":0,"maximum":100,"default":1,"description":"How many Pods serve it."},"port":{"type":"integer","format":"int32","minimum":1,"maximum":65535,"default":8080,"description":"The port the container listens on; the Service serves it on port 80."},"config":{"type":"object","description":"Environment variables for the container, kept in a ConfigMap; a change rolls the Pods.","maxProperties":64,"additionalProperties":{"type":"string","maxLength":4096}},"secretName":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$","description":"A Secret of the WebApp's namespace whose keys become environment variables too; a change of its data rolls the Pods."},"progressDeadlineSeconds":{"type":"integer","format":"int32","minimum":1,"default":600,"description":"How long a rollout may go without progress before the WebApp is Degraded."}},"additionalProperties":false},"status":{"type":"object","description":"What the operator observed.","properties":{"observedGeneration":{"type":"integer","format":"int64","description":"The generation the status describes."},"readyReplicas":{"type":"integer","format":"int32","description":"Pods ready to serve."},"url":{"type":"string","description":"Where it is served inside the cluster."},"conditions":{"type":"array","description":"Available: the Deployment serves with at least the Pods it needs. Progressing: a rollout is under way. Degraded: the rollout is stuck past its deadline or Pods cannot be created.","items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}}},"additionalProperties":false},"apiVersion":{},"kind":{},"metadata":{}},"additionalProperties":false};
 const func2 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[a-z0-9]+([._/:@-][a-zA-Z0-9]+)*$", "u");
+const pattern1 = new RegExp("^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -59,7 +60,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data0){
-if(!(((((key1 === "image") || (key1 === "replicas")) || (key1 === "port")) || (key1 === "config")) || (key1 === "progressDeadlineSeconds"))){
+if(!((((((key1 === "image") || (key1 === "replicas")) || (key1 === "port")) || (key1 === "config")) || (key1 === "secretName")) || (key1 === "progressDeadlineSeconds"))){
 const err3 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -231,9 +232,11 @@ vErrors.push(err17);
 errors++;
 }
 }
-let data6 = data0.progressDeadlineSeconds;
-if(!((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6)))){
-const err18 = {instancePath:instancePath+"/spec/progressDeadlineSeconds",schemaPath:"#/properties/spec/properties/progressDeadlineSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0.secretName !== undefined){
+let data6 = data0.secretName;
+if(typeof data6 === "string"){
+if(func2(data6) > 253){
+const err18 = {instancePath:instancePath+"/spec/secretName",schemaPath:"#/properties/spec/properties/secretName/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -242,9 +245,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(typeof data6 == "number"){
-if(data6 < 1 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/spec/progressDeadlineSeconds",schemaPath:"#/properties/spec/properties/progressDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(func2(data6) < 1){
+const err19 = {instancePath:instancePath+"/spec/secretName",schemaPath:"#/properties/spec/properties/secretName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -253,10 +255,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-else {
-const err20 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern1.test(data6)){
+const err20 = {instancePath:instancePath+"/spec/secretName",schemaPath:"#/properties/spec/properties/secretName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -266,12 +266,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data7 = data.status;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-for(const key3 in data7){
-if(!((((key3 === "observedGeneration") || (key3 === "readyReplicas")) || (key3 === "url")) || (key3 === "conditions"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+else {
+const err21 = {instancePath:instancePath+"/spec/secretName",schemaPath:"#/properties/spec/properties/secretName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -281,10 +277,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data7.observedGeneration !== undefined){
-let data8 = data7.observedGeneration;
-if(!((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8)))){
-const err22 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data7 = data0.progressDeadlineSeconds;
+if(!((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7)))){
+const err22 = {instancePath:instancePath+"/spec/progressDeadlineSeconds",schemaPath:"#/properties/spec/properties/progressDeadlineSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -293,11 +288,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-if(data7.readyReplicas !== undefined){
-let data9 = data7.readyReplicas;
-if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
-const err23 = {instancePath:instancePath+"/status/readyReplicas",schemaPath:"#/properties/status/properties/readyReplicas/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data7 == "number"){
+if(data7 < 1 || isNaN(data7)){
+const err23 = {instancePath:instancePath+"/spec/progressDeadlineSeconds",schemaPath:"#/properties/spec/properties/progressDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -307,9 +300,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data7.url !== undefined){
-if(typeof data7.url !== "string"){
-const err24 = {instancePath:instancePath+"/status/url",schemaPath:"#/properties/status/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err24 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -319,15 +312,12 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data7.conditions !== undefined){
-let data11 = data7.conditions;
-if(Array.isArray(data11)){
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.type === undefined){
-const err25 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data.status !== undefined){
+let data8 = data.status;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key3 in data8){
+if(!((((key3 === "observedGeneration") || (key3 === "readyReplicas")) || (key3 === "url")) || (key3 === "conditions"))){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -336,8 +326,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data12.status === undefined){
-const err26 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+if(data8.observedGeneration !== undefined){
+let data9 = data8.observedGeneration;
+if(!((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9)))){
+const err26 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -346,8 +339,11 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data12.lastTransitionTime === undefined){
-const err27 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
+}
+if(data8.readyReplicas !== undefined){
+let data10 = data8.readyReplicas;
+if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
+const err27 = {instancePath:instancePath+"/status/readyReplicas",schemaPath:"#/properties/status/properties/readyReplicas/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -356,8 +352,10 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data12.reason === undefined){
-const err28 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+}
+if(data8.url !== undefined){
+if(typeof data8.url !== "string"){
+const err28 = {instancePath:instancePath+"/status/url",schemaPath:"#/properties/status/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -366,8 +364,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data12.message === undefined){
-const err29 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+if(data8.conditions !== undefined){
+let data12 = data8.conditions;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.type === undefined){
+const err29 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -376,9 +382,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-for(const key4 in data12){
-if(!((((((key4 === "type") || (key4 === "status")) || (key4 === "observedGeneration")) || (key4 === "lastTransitionTime")) || (key4 === "reason")) || (key4 === "message"))){
-const err30 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data13.status === undefined){
+const err30 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -387,12 +392,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-if(data12.type !== undefined){
-let data13 = data12.type;
-if(typeof data13 === "string"){
-if(func2(data13) > 316){
-const err31 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
+if(data13.lastTransitionTime === undefined){
+const err31 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -401,9 +402,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.reason === undefined){
+const err32 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -412,11 +412,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-if(data12.status !== undefined){
-let data14 = data12.status;
-if(typeof data14 !== "string"){
-const err33 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.message === undefined){
+const err33 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -425,8 +422,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!(((data14 === "True") || (data14 === "False")) || (data14 === "Unknown"))){
-const err34 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema11.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+for(const key4 in data13){
+if(!((((((key4 === "type") || (key4 === "status")) || (key4 === "observedGeneration")) || (key4 === "lastTransitionTime")) || (key4 === "reason")) || (key4 === "message"))){
+const err34 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -436,10 +434,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data12.observedGeneration !== undefined){
-let data15 = data12.observedGeneration;
-if(!((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15)))){
-const err35 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data13.type !== undefined){
+let data14 = data13.type;
+if(typeof data14 === "string"){
+if(func2(data14) > 316){
+const err35 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -448,9 +447,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(typeof data15 == "number"){
-if(data15 < 0 || isNaN(data15)){
-const err36 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err36 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -460,10 +459,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
-if(data12.lastTransitionTime !== undefined){
-if(!(typeof data12.lastTransitionTime === "string")){
-const err37 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.status !== undefined){
+let data15 = data13.status;
+if(typeof data15 !== "string"){
+const err37 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -472,12 +471,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data12.reason !== undefined){
-let data17 = data12.reason;
-if(typeof data17 === "string"){
-if(func2(data17) > 1024){
-const err38 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(!(((data15 === "True") || (data15 === "False")) || (data15 === "Unknown"))){
+const err38 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema11.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -487,8 +482,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-else {
-const err39 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.observedGeneration !== undefined){
+let data16 = data13.observedGeneration;
+if(!((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16)))){
+const err39 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -497,12 +494,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data12.message !== undefined){
-let data18 = data12.message;
-if(typeof data18 === "string"){
-if(func2(data18) > 32768){
-const err40 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
+if(typeof data16 == "number"){
+if(data16 < 0 || isNaN(data16)){
+const err40 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -512,8 +506,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data13.lastTransitionTime !== undefined){
+if(!(typeof data13.lastTransitionTime === "string")){
+const err41 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -523,9 +519,11 @@ vErrors.push(err41);
 errors++;
 }
 }
-}
-else {
-const err42 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data13.reason !== undefined){
+let data18 = data13.reason;
+if(typeof data18 === "string"){
+if(func2(data18) > 1024){
+const err42 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -535,9 +533,8 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
 else {
-const err43 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err43 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -547,9 +544,11 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data13.message !== undefined){
+let data19 = data13.message;
+if(typeof data19 === "string"){
+if(func2(data19) > 32768){
+const err44 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -559,14 +558,61 @@ vErrors.push(err44);
 errors++;
 }
 }
-}
 else {
-const err45 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err45 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
 else {
 vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
 }
 errors++;
 }

@@ -41,7 +41,8 @@ export interface ControllerOptions {
    * The longest wait between retries of one failing request, in ms: caps
    * the default rate limiter's per-request backoff (1000 s otherwise), e.g.
    * 30_000 for an operator whose dependencies come back quickly. Not with
-   * `rateLimiter` (cap your own there).
+   * `rateLimiter` (cap your own there). The configuration's
+   * `controllers.<name>.maxBackoffMs` wins over it.
    */
   maxBackoffMs?: number;
 }

@@ -10,6 +10,7 @@ import {
 import type { IndexFunction } from "../builder/cache-options.js";
 import { indexNotDeclared } from "./index-not-declared.js";
 import type { DeclaredCache, DeclaredCaches } from "./declared-caches.js";
+import { objectKey, type ReadYourWrites } from "./read-your-writes.js";
 import type {
   ApplyConfiguration,
   ApplyOptions,
@@ -36,6 +37,13 @@ export interface CachedClientOptions {
    * sync, instead of failing (the manager's `cache.lazy`). Default false.
    */
   lazy?: boolean;
+  /**
+   * With `caches`: after a write through this client, a cached read of the
+   * object waits (boundedly) until the cache has delivered the written
+   * resourceVersion (the manager's `cache.readYourWritesMs`). Absent: reads
+   * never wait for writes.
+   */
+  readYourWrites?: ReadYourWrites;
 }
 
 /**
@@ -51,6 +59,10 @@ export interface CachedClientOptions {
  * named for each field (declared with `indexes`), never scans the cache;
  * `metadata.name` and `metadata.namespace` need no index.
  *
+ * With `readYourWrites` (the manager's `cache.readYourWritesMs`), a read
+ * of an object this client wrote waits, for a bounded time after the write,
+ * until the cache has seen the written resourceVersion.
+ *
  * Reads return the cached objects themselves, not copies: copying every
  * object of every list costs more than the reconcile, and a reconciler that
  * needs to change an object builds an apply configuration or a patch
@@ -61,6 +73,7 @@ export class CachedClient implements Client {
   readonly reads = "cache";
   private readonly caches: DeclaredCaches | undefined;
   private readonly lazy: boolean;
+  private readonly consistency: ReadYourWrites | undefined;
 
   constructor(
     private readonly factory: SharedInformerFactory,
@@ -69,6 +82,7 @@ export class CachedClient implements Client {
   ) {
     this.caches = options.caches;
     this.lazy = options.lazy ?? false;
+    this.consistency = options.caches ? options.readYourWrites : undefined;
   }
 
   async get<T extends KubeObject>(
@@ -83,7 +97,8 @@ export class CachedClient implements Client {
       name: ref.name,
     };
     const informers = await this.synced(resource, context, options.signal);
-    const key = resource.scope === "Namespaced" && ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+    const key = objectKey(resource, ref.namespace, ref.name);
+    await this.consistency?.settled(resource, informers, [key], undefined, options.signal);
     for (const informer of informers) {
       const found = informer.lister.getByKey(key);
       if (found !== undefined) return found;
@@ -107,6 +122,7 @@ export class CachedClient implements Client {
     }
     const namespace = resource.scope === "Namespaced" ? (options.namespace ?? fieldNamespace) : undefined;
     const informers = await this.synced(resource, { ...context, namespace }, options.signal);
+    await this.consistency?.settled(resource, informers, undefined, namespace, options.signal);
     const indexed = fields.filter(([path]) => path !== "metadata.namespace" && path !== "metadata.name");
     const name = fields.find(([path]) => path === "metadata.name")?.[1];
     const lookups = [
@@ -151,11 +167,11 @@ export class CachedClient implements Client {
   }
 
   create<T extends KubeObject>(resource: Resource<T>, object: T, options?: WriteOptions): Promise<T> {
-    return this.writer.create(resource, object, options);
+    return this.wrote(resource, this.writer.create(resource, object, options));
   }
 
   update<T extends KubeObject>(resource: Resource<T>, object: T, options?: WriteOptions): Promise<T> {
-    return this.writer.update(resource, object, options);
+    return this.wrote(resource, this.writer.update(resource, object, options));
   }
 
   patch<T extends KubeObject>(
@@ -164,7 +180,7 @@ export class CachedClient implements Client {
     patch: Patch,
     options?: WriteOptions,
   ): Promise<T> {
-    return this.writer.patch(resource, ref, patch, options);
+    return this.wrote(resource, this.writer.patch(resource, ref, patch, options));
   }
 
   apply<T extends KubeObject>(
@@ -172,7 +188,7 @@ export class CachedClient implements Client {
     object: ApplyConfiguration<T>,
     options?: ApplyOptions,
   ): Promise<T> {
-    return this.writer.apply(resource, object, options);
+    return this.wrote(resource, this.writer.apply(resource, object, options));
   }
 
   delete<T extends KubeObject>(
@@ -184,7 +200,7 @@ export class CachedClient implements Client {
   }
 
   updateStatus<T extends KubeObject>(resource: Resource<T>, object: T, options?: WriteOptions): Promise<T> {
-    return this.writer.updateStatus(resource, object, options);
+    return this.wrote(resource, this.writer.updateStatus(resource, object, options));
   }
 
   applyStatus<T extends KubeObject>(
@@ -192,7 +208,20 @@ export class CachedClient implements Client {
     object: ApplyConfiguration<T>,
     options?: ApplyOptions,
   ): Promise<T> {
-    return this.writer.applyStatus(resource, object, options);
+    return this.wrote(resource, this.writer.applyStatus(resource, object, options));
+  }
+
+  /** Records a write's returned object for read-your-writes, when it is on and a declared cache holds the kind. */
+  private async wrote<T extends KubeObject>(resource: Resource<T>, write: Promise<T>): Promise<T> {
+    const written = await write;
+    if (this.consistency) {
+      const namespace = resource.scope === "Namespaced" ? written.metadata?.namespace : undefined;
+      const informers = (this.caches?.of(resource) ?? [])
+        .filter((c) => namespace === undefined || c.namespace === undefined || c.namespace === namespace)
+        .map((c) => c.informer);
+      this.consistency.wrote(resource, written, informers);
+    }
+    return written;
   }
 
   /**

@@ -332,6 +332,13 @@ export const managerConfigSchema = {
             },
           },
         },
+        readYourWritesMs: {
+          type: "integer",
+          minimum: 0,
+          default: 0,
+          description:
+            "Read your own writes: after the manager's client writes an object, a cached read of it waits up to this long (from the write) until the cache has seen the written resourceVersion; 0: off (reads may return the version before the write).",
+        },
         lazy: {
           type: "boolean",
           default: false,
@@ -374,6 +381,13 @@ export const managerConfigSchema = {
             "x-optional": true,
             description:
               "The resync floor: each object of the primary kind is reconciled at least this often, spread over the period (0: never); absent: the declaration's, else 36000000 (10 h).",
+          },
+          maxBackoffMs: {
+            type: "integer",
+            minimum: 1,
+            "x-optional": true,
+            description:
+              "Caps the per-object backoff of failed reconciles, in ms (the default rate limiter's longest delay); absent: the declaration's `withOptions({ maxBackoffMs })`, else 1000000 (about 16.7 min). Not with a controller's own `rateLimiter`.",
           },
         },
       },

@@ -23,6 +23,7 @@ import { CONTROLLER_OWNER_INDEX, controllerOwnerUid, RelatedObjects } from "../r
 import { containerInstrumentation } from "./container-instrumentation.js";
 import { Caches, Sharded } from "./default-bindings.js";
 import { controllerMode } from "./controller-mode.js";
+import { unknownCacheKinds } from "./unknown-cache-kinds.js";
 import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
 
 /** A controller ready to run: its mode and, when sharded, its share of the ring. */
@@ -70,6 +71,9 @@ export class ControllerFactory {
   /** Each user transform composed after managedFields are dropped, once, so equal declarations share one informer. */
   private readonly transforms = new WeakMap<object, Transform<KubeObject>>();
 
+  /** Every kind a declaration cached, as `cache.byKind` keys it: what an unknown key is checked against. */
+  private readonly scopedKinds = new Set<string>();
+
   /** One controller per declaration, in order; throws when two share a name. */
   async build(
     declarations: Iterable<ControllerDeclaration>,
@@ -86,6 +90,8 @@ export class ControllerFactory {
       names.add(definition.name);
       built.push(await this.buildController(definition, reconciler, signal));
     }
+    const unknown = unknownCacheKinds(Object.keys(this.config.cache.byKind), this.scopedKinds);
+    if (unknown) this.get(Tokens.Logger).warn(unknown.message, { component: "caches", ...unknown.fields });
     return built;
   }
 
@@ -122,6 +128,12 @@ export class ControllerFactory {
       maxIntervalMs,
       signal,
     );
+    const maxBackoffMs = overrides.maxBackoffMs ?? definition.options.maxBackoffMs;
+    if (overrides.maxBackoffMs !== undefined && definition.options.rateLimiter !== undefined) {
+      throw new Error(
+        `controllers.${definition.name}.maxBackoffMs caps the default rate limiter, but controller "${definition.name}" declares a rateLimiter of its own: remove the setting and set the cap in its rateLimiter`,
+      );
+    }
     const reader = this.get(Tokens.Client);
     const controller = new Controller<KubeObject>({
       ...containerInstrumentation(this.container),
@@ -142,7 +154,7 @@ export class ControllerFactory {
       reconcileTimeoutMs: overrides.reconcileTimeoutMs ?? definition.options.reconcileTimeoutMs ?? 0,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,
       ...(definition.options.rateLimiter ? { rateLimiter: definition.options.rateLimiter } : {}),
-      ...(definition.options.maxBackoffMs ? { maxBackoffMs: definition.options.maxBackoffMs } : {}),
+      ...(maxBackoffMs !== undefined ? { maxBackoffMs } : {}),
       ...(definition.finalizer
         ? {
             finalizer: new ManagedFinalizer({
@@ -247,7 +259,9 @@ export class ControllerFactory {
    */
   private scope(resource: Resource, cache: CacheOptions): CacheScope {
     const byKind = this.config.cache.byKind;
-    const entry = byKind[`${resource.plural}${resource.group ? `.${resource.group}` : ""}`] ?? {};
+    const kind = `${resource.plural}${resource.group ? `.${resource.group}` : ""}`;
+    this.scopedKinds.add(kind);
+    const entry = byKind[kind] ?? {};
     const declared =
       cache.namespaces === undefined
         ? undefined

@@ -1,11 +1,12 @@
 import type { KubeConfigLike } from "@tessera/client";
 import { trace } from "@opentelemetry/api";
-import { defaultRandom, JsonLogger, SystemClock, withFields } from "@tessera/core";
+import { defaultRandom, JsonLogger, MetricGroup, SystemClock, withFields } from "@tessera/core";
 import { SharedInformerFactory, stripManagedFields } from "@tessera/informers";
 import type { Container, ResolutionContext } from "inversify";
 import { ApiClient, DiscoveryRestMapper, KubeTransport } from "@tessera/client";
 import { CachedClient } from "../client/cached-client.js";
 import { DeclaredCaches } from "../client/declared-caches.js";
+import { ReadYourWrites } from "../client/read-your-writes.js";
 import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
@@ -196,13 +197,28 @@ function bindClients(container: Container): void {
     .inSingletonScope();
   container
     .bind(Tokens.Client)
-    .toDynamicValue(
-      (ctx) =>
-        new CachedClient(use(ctx, Tokens.InformerFactory), use(ctx, Tokens.ApiClient), {
-          caches: use(ctx, Caches),
-          lazy: use(ctx, Tokens.Config).cache.lazy,
-        }),
-    )
+    .toDynamicValue((ctx) => {
+      const { lazy, readYourWritesMs } = use(ctx, Tokens.Config).cache;
+      const waits = new MetricGroup(use(ctx, Tokens.Meter)).counter(
+        "tessera_client_read_your_writes_waits_total",
+        "Cached reads that waited for the cache to see the client's own write, by outcome (seen, timeout)",
+      );
+      // Exported at zero while off or before the first wait, so a dashboard sees the series.
+      for (const outcome of ["seen", "timeout"]) waits.add(0, { outcome });
+      return new CachedClient(use(ctx, Tokens.InformerFactory), use(ctx, Tokens.ApiClient), {
+        caches: use(ctx, Caches),
+        lazy,
+        ...(readYourWritesMs > 0
+          ? {
+              readYourWrites: new ReadYourWrites({
+                timeoutMs: readYourWritesMs,
+                clock: use(ctx, Tokens.Clock),
+                waits,
+              }),
+            }
+          : {}),
+      });
+    })
     .inSingletonScope();
   container
     .bind(Tokens.RestMapper)
