@@ -20,3 +20,6 @@ export { reconcileOnce } from "./testing/reconcile-once.js";
 export type { ReconcileOnceOptions, ReconcileOnceOutcome } from "./testing/reconcile-once.js";
 export { CapturingEventRecorder } from "./testing/capturing-event-recorder.js";
 export type { RecordedEvent } from "./testing/capturing-event-recorder.js";
+export { testManager, TestManager } from "./testing/test-manager.js";
+export type { TestManagerOptions, SettleOptions, ReconcileRecord } from "./testing/test-manager.js";
+export type { FakeChange } from "./testing/fake-client.js";
