@@ -50,6 +50,7 @@ export class FakeListerWatcher implements ListerWatcher<KubeObject> {
   private readonly current = new Map<string, KubeObject>();
   private readonly history: Change[] = [];
   private readonly open = new Set<OpenWatch>();
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly fake: FakeClient,
@@ -68,9 +69,15 @@ export class FakeListerWatcher implements ListerWatcher<KubeObject> {
       labels(object.metadata?.labels ?? {}) &&
       fields(object);
     for (const object of fake.peekAll(resource)) this.current.set(keyOf(object), object);
-    fake.onChange((change) => {
+    this.unsubscribe = fake.onChange((change) => {
       if (sameResource(change.resource, resource)) this.record(change);
     });
+  }
+
+  /** Stops following the fake (its open watches end): the fake may outlive the test manager. */
+  close(): void {
+    this.unsubscribe();
+    for (const w of [...this.open]) w.close();
   }
 
   list(_options: ListOptions, signal?: AbortSignal): Promise<ObjectList<KubeObject>> {

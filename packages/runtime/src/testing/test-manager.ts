@@ -152,6 +152,7 @@ export class TestManager {
   private factory: SharedInformerFactory | undefined;
   private stopped = false;
   private working = false;
+  private readonly listerWatchers: FakeListerWatcher[] = [];
 
   /** Use {@link testManager}, which also starts it. */
   constructor(private readonly options: TestManagerOptions) {
@@ -202,7 +203,9 @@ export class TestManager {
             `testManager: the fake serves no ${describeResource(request.resource)}; give its handle in options.resources`,
           );
         }
-        return new FakeListerWatcher(client, request, clock);
+        const listerWatcher = new FakeListerWatcher(client, request, clock);
+        this.listerWatchers.push(listerWatcher);
+        return listerWatcher;
       },
       transform: stripManagedFields,
       clock,
@@ -336,6 +339,7 @@ export class TestManager {
     if (!done) this.clock.advanceSync(60 * 60 * 1000);
     await all;
     for (const { controller } of this.built) controller.close();
+    for (const listerWatcher of this.listerWatchers) listerWatcher.close();
   }
 
   private controller(name: string) {
