@@ -232,6 +232,46 @@ describe("testManager", () => {
     assert.throws(() => env!.enqueue("gadget", ref), /no controller is named "gadget"; it runs "widget"/);
   });
 
+  it("runs the primary's predicates: a status-only update reconciles nothing, a spec change does", async () => {
+    env = await testManager({
+      register: [WidgetReconciler],
+      resources: [Widgets],
+      objects: [widget({ data: { a: "1" } })],
+    });
+    await env.settle();
+    const settled = env.reconciles.length;
+    const live = env.client.peek(Widgets, ref)!;
+    await env.client.updateStatus(Widgets, { ...live, status: { seen: true } } as Widget);
+    await env.settle();
+    assert.equal(env.reconciles.length, settled, "status-only: filtered by specOrMetadataChanged");
+    const again = env.client.peek(Widgets, ref)!;
+    await env.client.update(Widgets, { ...again, spec: { data: { a: "2" } } });
+    await env.settle();
+    // The spec change, then the ConfigMap's change it wrote (owns maps it back to the Widget).
+    assert.equal(env.reconciles.length, settled + 2);
+  });
+
+  it("resyncs every object once per maxIntervalMs as the clock passes it", async () => {
+    class Resynced extends WidgetReconciler {
+      override controller(on: ControllerBuilder) {
+        return on.for(Widgets).owns(ConfigMaps).withOptions({ maxIntervalMs: 60_000 });
+      }
+    }
+    env = await testManager({
+      register: [Resynced],
+      resources: [Widgets],
+      objects: [widget({ data: { a: "1" } })],
+    });
+    await env.settle();
+    const settled = env.reconciles.length;
+    await env.advance(10_000);
+    assert.equal(env.reconciles.length, settled);
+    await env.advance(3 * 60_000);
+    // Three periods, give or take the resync scheduler's one-second buckets.
+    const resyncs = env.reconciles.length - settled;
+    assert.ok(resyncs >= 2 && resyncs <= 4, `resynced ${resyncs} times in 190 s`);
+  });
+
   it("fails settle() with what is busy when a reconcile waits on the clock", async () => {
     const clock = new FakeClock();
     env = await testManager({
