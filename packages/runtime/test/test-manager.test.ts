@@ -264,12 +264,10 @@ describe("testManager", () => {
     });
     await env.settle();
     const settled = env.reconciles.length;
-    await env.advance(10_000);
-    assert.equal(env.reconciles.length, settled);
     await env.advance(3 * 60_000);
-    // Three periods, give or take the resync scheduler's one-second buckets.
+    // Three periods (the first deadline falls at random within the first), give or take a one-second bucket.
     const resyncs = env.reconciles.length - settled;
-    assert.ok(resyncs >= 2 && resyncs <= 4, `resynced ${resyncs} times in 190 s`);
+    assert.ok(resyncs >= 2 && resyncs <= 4, `resynced ${resyncs} times in 180 s`);
   });
 
   it("fails settle() with what is busy when a reconcile waits on the clock", async () => {
