@@ -767,7 +767,7 @@ export class FakeClient implements Client, ApiReader {
       this.revision++;
       const shown = this.render(candidate);
       this.writes.push({ verb: how.verb, kind: resource.kind, resource, object: shown });
-      this.emit("DELETED", resource, shown);
+      this.emit("DELETED", resource, this.render(candidate));
       return shown;
     }
     return this.store_(resource, key, candidate, how.verb);
