@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { ConfigMaps, isConflict } from "@tessera/runtime";
-import { FakeClient, reconcileOnce, serverErrors } from "@tessera/runtime/testing";
+import { FakeClient, reconcileOnce, serverErrors, testManager } from "@tessera/runtime/testing";
 import { __KIND__Reconciler } from "../src/controllers/__SINGULAR__.js";
 import { __HANDLE__, type __KIND__ } from "../src/generated/index.js";
 
@@ -101,5 +101,53 @@ describe("__KIND__Reconciler, one reconcile on the fake client", function () {
       retried.events.map((e) => e.reason),
       ["ConfigMapApplied"],
     );
+  });
+});
+
+// The controller as the manager runs it (its queue, predicates, the owns
+// mapping, the caches), on the FakeClient's watch and a fake clock:
+// env.settle() runs every reconcile a change causes, with no waits.
+describe("__KIND__Reconciler, in the test manager", function () {
+  it("keeps the ConfigMap in step with spec.data through a create and a change", async () => {
+    const env = await testManager({
+      register: [__KIND__Reconciler],
+      resources: [__HANDLE__],
+      objects: [__SINGULAR__({ data: { greeting: "hello" } })],
+    });
+    try {
+      await env.settle();
+      assert.deepEqual(env.client.peek(ConfigMaps, request)?.data, { greeting: "hello" });
+
+      const live = env.client.peek(__HANDLE__, request)!;
+      await env.client.update(__HANDLE__, {
+        ...live,
+        spec: { ...live.spec, data: { greeting: "hi", lang: "en" } },
+      });
+      await env.settle();
+      assert.deepEqual(env.client.peek(ConfigMaps, request)?.data, { greeting: "hi", lang: "en" });
+      const status = env.client.peek(__HANDLE__, request)?.status;
+      assert.equal(status?.keys, 2);
+      assert.equal(status?.observedGeneration, 2);
+      assert.ok(env.reconciles.every((r) => r.error === undefined));
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("puts the ConfigMap back when another writer changes it (its change reconciles the owner)", async () => {
+    const env = await testManager({
+      register: [__KIND__Reconciler],
+      resources: [__HANDLE__],
+      objects: [__SINGULAR__({ data: { greeting: "hello" } })],
+    });
+    try {
+      await env.settle();
+      const cm = env.client.peek(ConfigMaps, request)!;
+      await env.client.update(ConfigMaps, { ...cm, data: { greeting: "tampered" } });
+      await env.settle();
+      assert.deepEqual(env.client.peek(ConfigMaps, request)?.data, { greeting: "hello" });
+    } finally {
+      await env.stop();
+    }
   });
 });

@@ -251,6 +251,15 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   /**
+   * Informer events handed to this controller and not yet turned into
+   * requests (waiting, or in a mapping function): with {@link Controller.inFlight}
+   * and the queue's stats, what tells a test that the controller is idle.
+   */
+  get pendingEvents(): number {
+    return this.registrations.reduce((sum, r) => sum + r.pending, 0);
+  }
+
+  /**
    * Runs the workers until `signal` aborts, then lets in-flight reconciles
    * finish within the drain timeout; when `options.abortInFlight` aborts
    * (leadership lost), the reconciles in flight are aborted at once. A

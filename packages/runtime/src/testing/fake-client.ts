@@ -88,6 +88,14 @@ export interface FakeWrite {
   readonly object: KubeObject;
 }
 
+/** One change to the store, as a watch of its kind would deliver it. */
+export interface FakeChange {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  readonly resource: Resource;
+  /** The object after the change; for a deletion, its last state at the deletion's resourceVersion. */
+  readonly object: KubeObject;
+}
+
 interface Stored {
   object: Record<string, Json>;
   managed: ManagedEntry[];
@@ -179,7 +187,9 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  * patch on built-in kinds (applied as a merge patch: lists are replaced, not
  * merged by key), `x-kubernetes-list-type: map` lists and set lists in
  * apply (every list is atomic, `metadata.finalizers` too, which the server
- * tracks item by item), graceful deletion of Pods, watch, and pagination.
+ * tracks item by item), graceful deletion of Pods, pagination, and a watch
+ * API of its own ({@link FakeClient.onChange} is what the test manager's
+ * informers watch).
  *
  * {@link FakeClient.intercept} fails, delays or answers chosen calls.
  */
@@ -198,6 +208,7 @@ export class FakeClient implements Client, ApiReader {
   private readonly indexes = new Map<string, Map<string, IndexFunction>>();
   private revision = 1000;
   private generated = 0;
+  private readonly listeners = new Set<(change: FakeChange) => void>();
 
   constructor(options: FakeClientOptions = {}) {
     for (const r of options.resources ?? []) this.known.set(resourceKey(r), r);
@@ -260,6 +271,33 @@ export class FakeClient implements Client, ApiReader {
   peek<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef): T | undefined {
     const stored = this.bucket(resource).get(objectKey(ns(resource, ref.namespace), ref.name));
     return stored ? (this.render(stored) as T) : undefined;
+  }
+
+  /**
+   * Every object of `resource` as stored (all namespaces), read at once and
+   * past the interceptors, in key order.
+   */
+  peekAll<T extends KubeObject>(resource: Resource<T>): T[] {
+    return [...this.bucket(resource).entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, stored]) => this.render(stored) as T);
+  }
+
+  /** The store's resourceVersion now: that of its last write, as a LIST would answer it. */
+  get resourceVersion(): string {
+    return String(this.revision);
+  }
+
+  /**
+   * Calls `listener`, synchronously, with every change stored from now on
+   * (creates, updates, deletion marks and deletions of every kind; dry runs
+   * and writes that change nothing excluded), each object at its new
+   * resourceVersion: what a watch is made of (the test manager's informers
+   * watch the fake through it). Returns what unsubscribes.
+   */
+  onChange(listener: (change: FakeChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** The handle of a kind the fake serves, by group, version and kind; undefined for any other. */
@@ -512,6 +550,7 @@ export class FakeClient implements Client, ApiReader {
         this.bucket(resource).delete(key);
         this.revision++;
         this.writes.push({ verb: "delete", kind: resource.kind, resource, object: this.render(stored) });
+        this.emit("DELETED", resource, this.render(stored));
       }
       return true;
     });
@@ -728,6 +767,7 @@ export class FakeClient implements Client, ApiReader {
       this.revision++;
       const shown = this.render(candidate);
       this.writes.push({ verb: how.verb, kind: resource.kind, resource, object: shown });
+      this.emit("DELETED", resource, this.render(candidate));
       return shown;
     }
     return this.store_(resource, key, candidate, how.verb);
@@ -869,10 +909,20 @@ export class FakeClient implements Client, ApiReader {
 
   private store_(resource: Resource, key: string, stored: Stored, verb: FakeVerb): KubeObject {
     (stored.object["metadata"] as Record<string, Json>)["resourceVersion"] = String(++this.revision);
-    this.bucket(resource).set(key, stored);
+    const bucket = this.bucket(resource);
+    const existed = bucket.has(key);
+    bucket.set(key, stored);
     const shown = this.render(stored);
     this.writes.push({ verb, kind: resource.kind, resource, object: shown });
+    this.emit(existed ? "MODIFIED" : "ADDED", resource, this.render(stored));
     return this.render(stored);
+  }
+
+  /** Tells the {@link FakeClient.onChange} listeners; a deletion's object carries the deletion's resourceVersion, as a watch's DELETED event does. */
+  private emit(type: FakeChange["type"], resource: Resource, object: KubeObject): void {
+    if (this.listeners.size === 0) return;
+    if (type === "DELETED") object.metadata = { ...object.metadata, resourceVersion: String(this.revision) };
+    for (const listener of [...this.listeners]) listener({ type, resource, object });
   }
 
   private render(stored: Stored): KubeObject {

@@ -1,12 +1,11 @@
-import { metrics, trace } from "@opentelemetry/api";
 import { Container } from "inversify";
-import { defaultRandom, withFields, type Clock } from "@tessera/core";
+import { withFields, type Clock } from "@tessera/core";
 import { CapturingLogger, FakeClock } from "@tessera/core/testing";
-import { describeResource, type ApiClient, type KubeObject, type Resource } from "@tessera/client";
+import { describeResource, type KubeObject, type Resource } from "@tessera/client";
 import { isResource } from "../builder/kind.js";
 import { PluginRegistry } from "../plugin/plugin-registry.js";
 import type { PluginClass, ReconcilerPlugin } from "../plugin/plugin.js";
-import { Tokens, type Token } from "../plugin/tokens.js";
+import type { Token } from "../plugin/tokens.js";
 import type { Condition } from "../helpers/conditions.js";
 import { ManagedFinalizer } from "../reconcile/managed-finalizer.js";
 import type { ReconcileContext } from "../reconcile/reconciler.js";
@@ -15,6 +14,7 @@ import type { Request } from "../reconcile/request.js";
 import type { Result } from "../reconcile/result.js";
 import { CapturingEventRecorder, type RecordedEvent } from "./capturing-event-recorder.js";
 import { FakeClient, type FakeClientOptions, type FakeWrite } from "./fake-client.js";
+import { bindTestServices } from "./test-bindings.js";
 
 /** Options of {@link reconcileOnce}. */
 export interface ReconcileOnceOptions {
@@ -88,23 +88,13 @@ export async function reconcileOnce<P extends readonly unknown[]>(
   if (options.client) for (const object of options.objects ?? []) client.seed(object);
   const recorder = new CapturingEventRecorder();
   const container = new Container();
-  const constant = <T>(token: Token<T>, value: T): void => {
-    container.bind<T>(token).toConstantValue(value);
-  };
-  constant(Tokens.Client, client);
-  constant(Tokens.ApiReader, client);
-  // The fake is no ApiClient by class, but answers every call an ApiClient does.
-  constant(Tokens.ApiClient, client as unknown as ApiClient);
-  constant(Tokens.Clock, clock);
-  constant(Tokens.Random, defaultRandom);
-  constant(Tokens.Logger, logger);
-  constant(Tokens.EventRecorder, recorder);
-  constant(Tokens.Meter, metrics.getMeter("@tessera/runtime/testing"));
-  constant(Tokens.Tracer, trace.getTracer("@tessera/runtime/testing"));
-  for (const [token, value] of options.provide ?? []) {
-    if (container.isBound(token)) container.unbind(token);
-    container.bind(token).toConstantValue(value);
-  }
+  bindTestServices(container, {
+    client,
+    clock,
+    logger,
+    recorder,
+    ...(options.provide ? { provide: options.provide } : {}),
+  });
   const registry = new PluginRegistry(container);
   // As manager.register: the class is checked against its own constructor, then stored untyped.
   registry.addClass(reconciler as unknown as PluginClass<object, never[]>);
