@@ -11,6 +11,7 @@ import {
   SharedIndexInformer,
   composeTransforms,
   stripManagedFields,
+  type CompactCacheOptions,
   type Transform,
 } from "@tessera/informers";
 import type { LeaderElectionDurations } from "@tessera/leader-election";
@@ -20,6 +21,7 @@ import { createDequeueGuard } from "./dequeue-guard.js";
 import { InFlightReconciles } from "./in-flight-reconciles.js";
 import { MemberFencedError } from "./member-lease.js";
 import { RingCoordinator } from "./ring-coordinator.js";
+import { slotsOfRange, OwnerSlotListerWatcher } from "./owner-slot-label.js";
 import { ShardedReflector } from "./sharded-reflector.js";
 import { ShardMember } from "./shard-member.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
@@ -56,6 +58,8 @@ export interface ShardedWorkloadOptions<T extends KubeObject> extends Instrument
     /** Applied after managedFields are dropped. */
     transform?: Transform<T>;
     indexers?: Indexers<T>;
+    /** Keep the cached objects compact (see `SharedIndexInformer`'s option); default false. */
+    compact?: boolean | CompactCacheOptions;
   };
 }
 
@@ -88,13 +92,20 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
   /** The dequeue guard: true when `key`'s object is in a slot this member holds now. */
   readonly admit: (key: string) => boolean;
   private reflector: ShardedReflector<T> | undefined;
+  /** The owned kinds' informers, divided by the owner-slot label; their reflectors follow the primary's slots. */
+  private readonly owned: { informer: SharedIndexInformer<KubeObject>; reflector?: ShardedReflector<KubeObject> }[] = [];
+  private readonly options: ShardedWorkloadOptions<T>;
+  private readonly instrumentation: ResolvedInstrumentation;
   private readonly inFlight = new InFlightReconciles();
-  private readonly space: SlotSpace;
+  /** The ring's slot space (its slot count). */
+  readonly space: SlotSpace;
   private readonly logger: Logger;
   private readonly fencedController = new AbortController();
 
   constructor(options: ShardedWorkloadOptions<T>) {
     const instrumentation = resolveInstrumentation(options, "@tessera/sharding");
+    this.options = options;
+    this.instrumentation = instrumentation;
     this.logger = withFields(instrumentation.logger, { ring: options.ring, member: options.identity });
     this.space = new SlotSpace(options.slots ?? DEFAULT_SLOT_COUNT);
     this.informer = this.shardedInformer(options, instrumentation);
@@ -152,9 +163,13 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     // objects through the informer's queue, which must still be open then.
     const informerStop = new AbortController();
     let informerError: unknown;
-    const informer = this.informer.run(informerStop.signal).catch((error: unknown) => {
-      informerError = error;
-    });
+    const informer = Promise.all(
+      [this.informer, ...this.owned.map((o) => o.informer)].map((i) =>
+        i.run(informerStop.signal).catch((error: unknown) => {
+          informerError ??= error;
+        }),
+      ),
+    );
     try {
       await Promise.all([this.member.run(signal), this.coordinator.run(signal)]);
     } finally {
@@ -162,6 +177,62 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
       await informer;
     }
     if (informerError !== undefined) throw toError(informerError);
+  }
+
+  /**
+   * A cache of `resource`, a kind the sharded kind owns, divided like the
+   * primary: it holds only the objects whose owner-slot label
+   * (`OWNER_SLOT_LABEL`, written by the manager's client) names a slot this
+   * member holds. One reflector per run of adjacent slots, each selecting
+   * `sharding.tessera.dev/owner-slot in (...)`, so the server filters; a
+   * gained run is listed and watched, a lost one stopped and evicted, a kept
+   * one never relisted, and a handover acknowledges only once the primary's
+   * and every owned kind's lost slots are evicted. Call before `run`.
+   */
+  ownedInformer<O extends KubeObject>(
+    resource: Resource<O>,
+    cache: NonNullable<ShardedWorkloadOptions<O>["cache"]> = {},
+  ): SharedIndexInformer<O> {
+    const options = this.options;
+    const base = cache.labelSelector;
+    const lw = new KubeListerWatcher(options.kubeConfig, resource, {
+      ...(cache.namespace ? { namespace: cache.namespace } : {}),
+      ...(cache.fieldSelector ? { fieldSelector: cache.fieldSelector } : {}),
+      ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.wire ? { wire: options.wire } : {}),
+      stripManagedFields: true,
+    });
+    const entry: { informer: SharedIndexInformer<KubeObject>; reflector?: ShardedReflector<KubeObject> } = {
+      informer: undefined as unknown as SharedIndexInformer<KubeObject>,
+    };
+    const informer = new SharedIndexInformer<O>({
+      ...this.instrumentation,
+      listerWatcher: lw,
+      handle: resource,
+      cache: "ring",
+      transform: cache.transform ? composeTransforms(stripManagedFields, cache.transform) : stripManagedFields,
+      ...(cache.indexers ? { indexers: cache.indexers } : {}),
+      ...(cache.compact ? { compact: cache.compact } : {}),
+      source: (store) => {
+        const reflector = new ShardedReflector<O>({
+          ...this.instrumentation,
+          listerWatcher: lw,
+          store,
+          ring: options.ring,
+          member: options.identity,
+          probe: false,
+          scope: (range, inner) => new OwnerSlotListerWatcher(inner, slotsOfRange(range, this.space), base),
+          reflector: { transform: stripManagedFields },
+        });
+        entry.reflector = reflector as unknown as ShardedReflector<KubeObject>;
+        // Slots held already (an informer made after the first assignment) are watched at once.
+        if (this.member.activeSlots.size > 0) void reflector.setSlots(this.member.activeSlots, this.space);
+        return reflector;
+      },
+    });
+    entry.informer = informer as unknown as SharedIndexInformer<KubeObject>;
+    this.owned.push(entry);
+    return informer;
   }
 
   private shardedInformer(
@@ -208,11 +279,13 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
 
   private async reassign(active: ReadonlySet<number>, lost: ReadonlySet<number>): Promise<void> {
     this.logger.info("sharded controller: slots changed", { slots: active.size, lost: lost.size });
-    const ranges = this.reflector?.setSlots(active, this.space);
+    const ranges = [this.reflector, ...this.owned.map((o) => o.reflector)].map((r) =>
+      r?.setSlots(active, this.space),
+    );
     // The handover contract: acknowledge (let the slots move) only once our
     // work on them ended. No deadline here: a slot handed over while work on
     // it runs would be worked on twice at once; the work is bounded by its
     // owner instead (a controller's reconcileTimeoutMs).
-    await Promise.all([ranges, this.inFlight.settledFor(lost)]);
+    await Promise.all([...ranges, this.inFlight.settledFor(lost)]);
   }
 }

@@ -105,7 +105,7 @@ export class ControllerFactory {
       : this.informers(primaryResource, definition.cache);
     if (ring) {
       const factory = this.get(Tokens.InformerFactory);
-      this.get(Sharded).add(primaryResource, definition.name, ring.informer, factory.informers);
+      this.get(Sharded).add(primaryResource, definition.name, ring.informer, factory.informers, ring.space);
     }
     const caches = this.get(Caches);
     for (const { informer, namespace } of primaries)
@@ -121,6 +121,7 @@ export class ControllerFactory {
       primaryResource,
       maxIntervalMs,
       signal,
+      ring,
     );
     const reader = this.get(Tokens.Client);
     const controller = new Controller<KubeObject>({
@@ -179,6 +180,7 @@ export class ControllerFactory {
     primaryResource: Resource,
     maxIntervalMs: number,
     signal: AbortSignal,
+    ring: ShardedWorkload<KubeObject> | undefined,
   ): Promise<{ sources: ControllerSource[]; owned: Resource[]; declared: Resource[] }> {
     const caches = this.get(Caches);
     const sources: ControllerSource[] = primaries.map(({ informer }) => ({
@@ -207,7 +209,12 @@ export class ControllerFactory {
           sources.push({ informer, toRequests, predicates: secondary.predicates });
         continue;
       }
-      for (const { informer, namespace } of this.informers(resource, secondary.cache)) {
+      // A sharded controller's owned kinds are divided like its primary, by the owner-slot label.
+      const informers =
+        ring && map.type === "owner"
+          ? [this.ownedShare(definition.name, ring, resource, secondary.cache)]
+          : this.informers(resource, secondary.cache);
+      for (const { informer, namespace } of informers) {
         caches.add(resource, informer, namespace, definition.name);
         sources.push({ informer, toRequests, predicates: secondary.predicates });
       }
@@ -238,6 +245,37 @@ export class ControllerFactory {
         compact,
       }),
     }));
+  }
+
+  /**
+   * This replica's share of a kind a sharded controller owns: the objects
+   * whose owner-slot label names one of the member's slots (the ring's
+   * `ownedInformer`), within the declaration's namespace and selectors.
+   */
+  private ownedShare(
+    controller: string,
+    ring: ShardedWorkload<KubeObject>,
+    resource: Resource,
+    cache: CacheOptions,
+  ): ScopedInformer {
+    const scope = this.scope(resource, cache);
+    if (scope.namespaces.length > 1 || cache.metadataOnly) {
+      throw new BuilderError(controller, [
+        `owns(${describeKind(resource)}): a sharded controller's owned caches are divided by slot and hold one namespace or all${cache.metadataOnly ? ", with whole objects (not metadataOnly)" : `, not ${scope.namespaces.join(", ")}`}; run one controller per namespace, or cache all`,
+      ]);
+    }
+    const namespace = scope.namespaces[0];
+    const compact = cache.compact ?? scope.compact ?? false;
+    return {
+      namespace,
+      informer: ring.ownedInformer(resource, {
+        ...(namespace ? { namespace } : {}),
+        ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+        ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+        ...(cache.transform ? { transform: cache.transform } : {}),
+        ...(compact ? { compact } : {}),
+      }),
+    };
   }
 
   /**

@@ -6,6 +6,7 @@ import type { Container, ResolutionContext } from "inversify";
 import { ApiClient, DiscoveryRestMapper, KubeTransport } from "@tessera/client";
 import { CachedClient } from "../client/cached-client.js";
 import { DeclaredCaches } from "../client/declared-caches.js";
+import { OwnerSlotLabels } from "../client/owner-slot-labels.js";
 import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
@@ -198,7 +199,8 @@ function bindClients(container: Container): void {
     .bind(Tokens.Client)
     .toDynamicValue(
       (ctx) =>
-        new CachedClient(use(ctx, Tokens.InformerFactory), use(ctx, Tokens.ApiClient), {
+        // Writes label the children of sharded kinds with their owner's slot (OwnerSlotLabels).
+        new CachedClient(use(ctx, Tokens.InformerFactory), new OwnerSlotLabels(use(ctx, Tokens.ApiClient), use(ctx, Sharded)), {
           caches: use(ctx, Caches),
           lazy: use(ctx, Tokens.Config).cache.lazy,
         }),
