@@ -20,7 +20,7 @@ export {
 export type { MemberLeaseOptions, MemberReport } from "./member-lease.js";
 
 export { ShardedWorkload } from "./sharded-workload.js";
-export type { ShardedWorkloadOptions } from "./sharded-workload.js";
+export type { ShardedWorkloadOptions, UnlabelledObject } from "./sharded-workload.js";
 
 export { createDequeueGuard } from "./dequeue-guard.js";
 export { InFlightReconciles } from "./in-flight-reconciles.js";

@@ -8,6 +8,7 @@ import {
   type Runnable,
 } from "@tessera/core";
 import {
+  MetadataListerWatcher,
   SharedIndexInformer,
   composeTransforms,
   stripManagedFields,
@@ -21,10 +22,28 @@ import { createDequeueGuard } from "./dequeue-guard.js";
 import { InFlightReconciles } from "./in-flight-reconciles.js";
 import { MemberFencedError } from "./member-lease.js";
 import { RingCoordinator } from "./ring-coordinator.js";
-import { slotsOfRange, OwnerSlotListerWatcher } from "./owner-slot-label.js";
+import { controllerOwnerOf, type OwnerReferenceLike } from "./owner-routing.js";
+import { groupOf, slotsOfRange, OwnerSlotListerWatcher, unlabelledSelector } from "./owner-slot-label.js";
 import { ShardedReflector } from "./sharded-reflector.js";
 import { ShardMember } from "./shard-member.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
+
+/** An owned object found without the owner-slot label, with its controller owner (of the sharded kind, in this member's slots). */
+export interface UnlabelledObject {
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly owner: OwnerReferenceLike & { name: string; uid: string };
+}
+
+/** One owned kind's divided cache. */
+interface OwnedKind {
+  informer: SharedIndexInformer<KubeObject>;
+  reflector?: ShardedReflector<KubeObject>;
+  /** LISTs the kind's objects that lack the owner-slot label (metadata only). */
+  unlabelled: MetadataListerWatcher;
+  labelSelector: string | undefined;
+  onUnlabelled: ((objects: readonly UnlabelledObject[]) => void) | undefined;
+}
 
 /** Options of a {@link ShardedWorkload}. */
 export interface ShardedWorkloadOptions<T extends KubeObject> extends Instrumentation {
@@ -93,7 +112,10 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
   readonly admit: (key: string) => boolean;
   private reflector: ShardedReflector<T> | undefined;
   /** The owned kinds' informers, divided by the owner-slot label; their reflectors follow the primary's slots. */
-  private readonly owned: { informer: SharedIndexInformer<KubeObject>; reflector?: ShardedReflector<KubeObject> }[] = [];
+  private readonly owned: OwnedKind[] = [];
+  /** Whether the one LIST of unlabelled owned objects was made (after the first slots synced). */
+  private migrationStarted = false;
+  private runSignal: AbortSignal | undefined;
   private readonly options: ShardedWorkloadOptions<T>;
   private readonly instrumentation: ResolvedInstrumentation;
   private readonly inFlight = new InFlightReconciles();
@@ -162,6 +184,7 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     // The informer outlives the member: leaving the ring evicts the member's
     // objects through the informer's queue, which must still be open then.
     const informerStop = new AbortController();
+    this.runSignal = signal;
     let informerError: unknown;
     const informer = Promise.all(
       [this.informer, ...this.owned.map((o) => o.informer)].map((i) =>
@@ -192,6 +215,7 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
   ownedInformer<O extends KubeObject>(
     resource: Resource<O>,
     cache: NonNullable<ShardedWorkloadOptions<O>["cache"]> = {},
+    onUnlabelled?: (objects: readonly UnlabelledObject[]) => void,
   ): SharedIndexInformer<O> {
     const options = this.options;
     const base = cache.labelSelector;
@@ -202,8 +226,14 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
       ...(options.wire ? { wire: options.wire } : {}),
       stripManagedFields: true,
     });
-    const entry: { informer: SharedIndexInformer<KubeObject>; reflector?: ShardedReflector<KubeObject> } = {
+    const entry: OwnedKind = {
       informer: undefined as unknown as SharedIndexInformer<KubeObject>,
+      unlabelled: new MetadataListerWatcher(options.kubeConfig, resource, {
+        ...(cache.namespace ? { namespace: cache.namespace } : {}),
+        ...(cache.fieldSelector ? { fieldSelector: cache.fieldSelector } : {}),
+      }),
+      labelSelector: base,
+      onUnlabelled,
     };
     const informer = new SharedIndexInformer<O>({
       ...this.instrumentation,
@@ -287,5 +317,64 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     // it runs would be worked on twice at once; the work is bounded by its
     // owner instead (a controller's reconcileTimeoutMs).
     await Promise.all([...ranges, this.inFlight.settledFor(lost)]);
+    if (!this.migrationStarted && active.size > 0 && this.owned.some((o) => o.onUnlabelled)) {
+      this.migrationStarted = true;
+      void this.findUnlabelled();
+    }
+  }
+
+  /**
+   * Once per run, after the member's first slots synced: one metadata-only
+   * LIST per owned kind of the objects without the owner-slot label (made
+   * before an upgrade, or by someone else), paged; those whose controller
+   * owner is of the sharded kind and in this member's slots now are handed
+   * to the kind's `onUnlabelled` (the runtime queues their owners, whose
+   * next write labels them). Objects of other members' slots are theirs to
+   * find; a failed LIST is logged, not retried: the owners of gained slots
+   * are reconciled anyway.
+   */
+  private async findUnlabelled(): Promise<void> {
+    const signal = this.runSignal;
+    if (!(await this.reflector?.waitForSync(signal))) return;
+    const kind = { group: this.options.resource.group, kind: this.options.resource.kind };
+    for (const owned of this.owned) {
+      if (!owned.onUnlabelled) continue;
+      try {
+        const found: UnlabelledObject[] = [];
+        let total = 0;
+        let next: string | undefined;
+        do {
+          const page = await owned.unlabelled.list(
+            { labelSelector: unlabelledSelector(owned.labelSelector), limit: 500, ...(next ? { continue: next } : {}) },
+            signal,
+          );
+          for (const object of page.items ?? []) {
+            total++;
+            const owner = controllerOwnerOf(object);
+            if (owner?.uid === undefined || owner.name === undefined) continue;
+            if (owner.kind !== kind.kind || groupOf(owner.apiVersion) !== kind.group) continue;
+            if (!this.member.activeSlots.has(this.space.slotOfKey(owner.uid))) continue;
+            found.push({
+              namespace: object.metadata?.namespace,
+              name: object.metadata?.name ?? "",
+              owner: { ...owner, name: owner.name, uid: owner.uid },
+            });
+          }
+          next = page.metadata?.continue || undefined;
+        } while (next);
+        this.logger.info("sharded controller: owned objects without the owner-slot label, found once", {
+          resource: owned.unlabelled.resource,
+          unlabelled: total,
+          ownedHere: found.length,
+        });
+        if (found.length > 0) owned.onUnlabelled(found);
+      } catch (error) {
+        if (signal?.aborted) return;
+        this.logger.warn("sharded controller: the LIST of owned objects without the owner-slot label failed", {
+          resource: owned.unlabelled.resource,
+          error: toError(error).message,
+        });
+      }
+    }
   }
 }

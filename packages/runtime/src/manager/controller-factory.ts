@@ -6,7 +6,7 @@ import {
   type Transform,
 } from "@tessera/informers";
 import { labelSelectorString, type KubeObject, type Resource } from "@tessera/client";
-import { ShardedWorkload } from "@tessera/sharding";
+import { ShardedWorkload, type UnlabelledObject } from "@tessera/sharding";
 import type { ControllerDefinition } from "../builder/controller-builder.js";
 import { BuilderError } from "../builder/builder-error.js";
 import { fieldSelectorString, type CacheOptions } from "../builder/cache-options.js";
@@ -115,13 +115,22 @@ export class ControllerFactory {
     const primary = (primaries[0] as ScopedInformer).informer;
     const maxIntervalMs =
       overrides.maxIntervalMs ?? definition.options.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
+    // The owners of owned objects found without the owner-slot label are queued once the controller exists.
+    let built: Controller<KubeObject> | undefined;
+    const queueOwners = (objects: readonly UnlabelledObject[]) => {
+      for (const { namespace, owner } of objects)
+        built?.enqueue({
+          namespace: primaryResource.scope === "Namespaced" ? (namespace ?? "") : "",
+          name: owner.name,
+        });
+    };
     const { sources, owned, declared } = await this.sources(
       definition,
       primaries,
       primaryResource,
       maxIntervalMs,
       signal,
-      ring,
+      ring && { ring, queueOwners },
     );
     const reader = this.get(Tokens.Client);
     const controller = new Controller<KubeObject>({
@@ -155,6 +164,7 @@ export class ControllerFactory {
         : {}),
       ...(ring ? { admit: ring.admit, track: (key: string) => ring.track(key) } : {}),
     });
+    built = controller;
     if (ring) {
       const backlog = new RingBacklogMetrics(
         this.get(Tokens.Meter),
@@ -180,7 +190,12 @@ export class ControllerFactory {
     primaryResource: Resource,
     maxIntervalMs: number,
     signal: AbortSignal,
-    ring: ShardedWorkload<KubeObject> | undefined,
+    sharded:
+      | {
+          ring: ShardedWorkload<KubeObject>;
+          queueOwners: (objects: readonly UnlabelledObject[]) => void;
+        }
+      | undefined,
   ): Promise<{ sources: ControllerSource[]; owned: Resource[]; declared: Resource[] }> {
     const caches = this.get(Caches);
     const sources: ControllerSource[] = primaries.map(({ informer }) => ({
@@ -211,8 +226,8 @@ export class ControllerFactory {
       }
       // A sharded controller's owned kinds are divided like its primary, by the owner-slot label.
       const informers =
-        ring && map.type === "owner"
-          ? [this.ownedShare(definition.name, ring, resource, secondary.cache)]
+        sharded && map.type === "owner"
+          ? [this.ownedShare(definition.name, sharded, resource, secondary.cache)]
           : this.informers(resource, secondary.cache);
       for (const { informer, namespace } of informers) {
         caches.add(resource, informer, namespace, definition.name);
@@ -254,7 +269,13 @@ export class ControllerFactory {
    */
   private ownedShare(
     controller: string,
-    ring: ShardedWorkload<KubeObject>,
+    {
+      ring,
+      queueOwners,
+    }: {
+      ring: ShardedWorkload<KubeObject>;
+      queueOwners: (objects: readonly UnlabelledObject[]) => void;
+    },
     resource: Resource,
     cache: CacheOptions,
   ): ScopedInformer {
@@ -274,7 +295,7 @@ export class ControllerFactory {
         ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
         ...(cache.transform ? { transform: cache.transform } : {}),
         ...(compact ? { compact } : {}),
-      }),
+      }, queueOwners),
     };
   }
 

@@ -8,6 +8,7 @@
 import { strict as assert } from "node:assert";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigMaps } from "@tessera/client";
+import { JsonLogger } from "@tessera/core";
 import { eventually, parsePrometheusText, useControlPlane } from "@tessera/testenv";
 import { OWNER_SLOT_LABEL, ownerSlotLabelValue, slotsOfRange } from "@tessera/sharding";
 import { SlotSpace } from "@tessera/sharding/ranges";
@@ -57,6 +58,7 @@ describe("owned objects follow their owner's shard (real API server)", function 
     for (let i = 0; i < 5; i++) await api.create(ConfigMaps, { metadata: { name: `other-${i}`, namespace: ns } });
 
     const spans: Span[] = [];
+    const logged: string[] = [];
     const managers = new Map<string, Manager>();
     const stops: Array<() => Promise<void>> = [];
     const member = async (identity: string) => {
@@ -73,6 +75,11 @@ describe("owned objects follow their owner's shard (real API server)", function 
         },
         kubeConfig: env.cp.kubeConfig,
         env: {},
+        logger: new JsonLogger({
+          level: "info",
+          fields: { identity },
+          write: (line) => void (line.includes("owner-slot label") && logged.push(line)),
+        }),
       });
       const client = manager.get(Tokens.Client);
       manager
@@ -211,6 +218,11 @@ describe("owned objects follow their owner's shard (real API server)", function 
       for (const owner of sb.owners) assert.ok(listed.has(slotOf(owner)), `member-b listed ${owner}'s slot`);
       for (const owner of sa.owners) assert.ok(!listed.has(slotOf(owner)), `member-b did not list ${owner}'s slot`);
       noOverlap();
+      // Each member looked for unlabelled children once, after its first slots synced.
+      for (const identity of ["member-a", "member-b"]) {
+        const lines = logged.filter((l) => l.includes(identity) && l.includes("found once"));
+        assert.equal(lines.length, 1, logged.join("\n") || "nothing logged");
+      }
 
       // A label edited by hand: put back by the owner's next reconcile, by the owner's member only.
       const victim = sb.owners[0]!;
