@@ -240,7 +240,9 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
       listerWatcher: lw,
       handle: resource,
       cache: "ring",
-      transform: cache.transform ? composeTransforms(stripManagedFields, cache.transform) : stripManagedFields,
+      transform: cache.transform
+        ? composeTransforms(stripManagedFields, cache.transform)
+        : stripManagedFields,
       ...(cache.indexers ? { indexers: cache.indexers } : {}),
       ...(cache.compact ? { compact: cache.compact } : {}),
       source: (store) => {
@@ -345,7 +347,11 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
         let next: string | undefined;
         do {
           const page = await owned.unlabelled.list(
-            { labelSelector: unlabelledSelector(owned.labelSelector), limit: 500, ...(next ? { continue: next } : {}) },
+            {
+              labelSelector: unlabelledSelector(owned.labelSelector),
+              limit: 500,
+              ...(next ? { continue: next } : {}),
+            },
             signal,
           );
           for (const object of page.items ?? []) {
@@ -370,10 +376,13 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
         if (found.length > 0) owned.onUnlabelled(found);
       } catch (error) {
         if (signal?.aborted) return;
-        this.logger.warn("sharded controller: the LIST of owned objects without the owner-slot label failed", {
-          resource: owned.unlabelled.resource,
-          error: toError(error).message,
-        });
+        this.logger.warn(
+          "sharded controller: the LIST of owned objects without the owner-slot label failed",
+          {
+            resource: owned.unlabelled.resource,
+            error: toError(error).message,
+          },
+        );
       }
     }
   }

@@ -41,8 +41,14 @@ describe("owner-slot label", () => {
     const ref = (apiVersion: string, kind: string, controller: boolean) => ({
       metadata: { ownerReferences: [{ apiVersion, kind, name: "w", uid: "u-1", controller }] },
     });
-    assert.equal(expectedOwnerSlot(ref("example.com/v1", "Widget", true), owner, space), ownerSlotLabelValue("u-1", space));
-    assert.equal(expectedOwnerSlot(ref("example.com/v2", "Widget", true), owner, space), ownerSlotLabelValue("u-1", space));
+    assert.equal(
+      expectedOwnerSlot(ref("example.com/v1", "Widget", true), owner, space),
+      ownerSlotLabelValue("u-1", space),
+    );
+    assert.equal(
+      expectedOwnerSlot(ref("example.com/v2", "Widget", true), owner, space),
+      ownerSlotLabelValue("u-1", space),
+    );
     assert.equal(expectedOwnerSlot(ref("example.com/v1", "Widget", false), owner, space), undefined);
     assert.equal(expectedOwnerSlot(ref("other.com/v1", "Widget", true), owner, space), undefined);
     assert.equal(expectedOwnerSlot(ref("v1", "ConfigMap", true), owner, space), undefined);

@@ -67,7 +67,7 @@ export class OwnerSlotLabels implements Client {
     options?: WriteOptions,
   ): Promise<T> {
     if (patch.type === "json") return this.writer.patch(resource, ref, patch, options);
-    const labelled = this.labelled(patch.patch as KubeObject) as Readonly<Record<string, unknown>>;
+    const labelled = this.labelled<Readonly<Record<string, unknown>> & KubeObject>(patch.patch);
     return this.writer.patch(resource, ref, { type: patch.type, patch: labelled }, options);
   }
 
@@ -82,7 +82,11 @@ export class OwnerSlotLabels implements Client {
     return this.writer.apply(resource, this.labelled(owned) as ApplyConfiguration<T>, rest);
   }
 
-  delete<T extends KubeObject>(resource: Resource<T>, ref: ObjectRef, options?: DeleteOptions): Promise<boolean> {
+  delete<T extends KubeObject>(
+    resource: Resource<T>,
+    ref: ObjectRef,
+    options?: DeleteOptions,
+  ): Promise<boolean> {
     return this.writer.delete(resource, ref, options);
   }
 

@@ -116,10 +116,10 @@ export class ControllerFactory {
     const maxIntervalMs =
       overrides.maxIntervalMs ?? definition.options.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
     // The owners of owned objects found without the owner-slot label are queued once the controller exists.
-    let built: Controller<KubeObject> | undefined;
+    const built: { controller?: Controller<KubeObject> } = {};
     const queueOwners = (objects: readonly UnlabelledObject[]) => {
       for (const { namespace, owner } of objects)
-        built?.enqueue({
+        built.controller?.enqueue({
           namespace: primaryResource.scope === "Namespaced" ? (namespace ?? "") : "",
           name: owner.name,
         });
@@ -164,7 +164,7 @@ export class ControllerFactory {
         : {}),
       ...(ring ? { admit: ring.admit, track: (key: string) => ring.track(key) } : {}),
     });
-    built = controller;
+    built.controller = controller;
     if (ring) {
       const backlog = new RingBacklogMetrics(
         this.get(Tokens.Meter),
@@ -289,13 +289,17 @@ export class ControllerFactory {
     const compact = cache.compact ?? scope.compact ?? false;
     return {
       namespace,
-      informer: ring.ownedInformer(resource, {
-        ...(namespace ? { namespace } : {}),
-        ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
-        ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
-        ...(cache.transform ? { transform: cache.transform } : {}),
-        ...(compact ? { compact } : {}),
-      }, queueOwners),
+      informer: ring.ownedInformer(
+        resource,
+        {
+          ...(namespace ? { namespace } : {}),
+          ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+          ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+          ...(cache.transform ? { transform: cache.transform } : {}),
+          ...(compact ? { compact } : {}),
+        },
+        queueOwners,
+      ),
     };
   }
 

@@ -200,10 +200,14 @@ function bindClients(container: Container): void {
     .toDynamicValue(
       (ctx) =>
         // Writes label the children of sharded kinds with their owner's slot (OwnerSlotLabels).
-        new CachedClient(use(ctx, Tokens.InformerFactory), new OwnerSlotLabels(use(ctx, Tokens.ApiClient), use(ctx, Sharded)), {
-          caches: use(ctx, Caches),
-          lazy: use(ctx, Tokens.Config).cache.lazy,
-        }),
+        new CachedClient(
+          use(ctx, Tokens.InformerFactory),
+          new OwnerSlotLabels(use(ctx, Tokens.ApiClient), use(ctx, Sharded)),
+          {
+            caches: use(ctx, Caches),
+            lazy: use(ctx, Tokens.Config).cache.lazy,
+          },
+        ),
     )
     .inSingletonScope();
   container

@@ -36,7 +36,12 @@ export class ShardedKinds implements OwnerSlots {
     space?: SlotSpace,
   ): void {
     this.rings.set(describeResource(resource), { controller, informer });
-    if (space) this.owners.set(`${resource.group}/${resource.kind}`, { group: resource.group, kind: resource.kind, space });
+    if (space)
+      this.owners.set(`${resource.group}/${resource.kind}`, {
+        group: resource.group,
+        kind: resource.kind,
+        space,
+      });
     for (const other of existing) this.check(other);
   }
 

@@ -12,7 +12,6 @@ import { JsonLogger } from "@tessera/core";
 import { eventually, parsePrometheusText, useControlPlane } from "@tessera/testenv";
 import { OWNER_SLOT_LABEL, ownerSlotLabelValue, slotsOfRange } from "@tessera/sharding";
 import { SlotSpace } from "@tessera/sharding/ranges";
-import type { V1ConfigMap } from "@kubernetes/client-node";
 import { ApiClient, Manager, Tokens } from "../../src/index.js";
 import { Widgets, type Widget } from "./widget.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
@@ -38,7 +37,8 @@ describe("owned objects follow their owner's shard (real API server)", function 
     const space = new SlotSpace(256);
     const names = Array.from({ length: 40 }, (_, i) => `w${i}`);
     const widgets = new Map<string, Widget>();
-    for (const name of names) widgets.set(name, await api.create(Widgets, { metadata: { name, namespace: ns } }));
+    for (const name of names)
+      widgets.set(name, await api.create(Widgets, { metadata: { name, namespace: ns } }));
     const slotOf = (name: string) => ownerSlotLabelValue(widgets.get(name)!.metadata!.uid!, space);
     // Children made before the upgrade: controlled by their Widget, without the label.
     for (const name of names.slice(0, 8)) {
@@ -48,14 +48,21 @@ describe("owned objects follow their owner's shard (real API server)", function 
           name: `cm-${name}`,
           namespace: ns,
           ownerReferences: [
-            { apiVersion: Widgets.apiVersion, kind: Widgets.kind, name, uid: w.metadata!.uid!, controller: true },
+            {
+              apiVersion: Widgets.apiVersion,
+              kind: Widgets.kind,
+              name,
+              uid: w.metadata!.uid!,
+              controller: true,
+            },
           ],
         },
         data: { owner: "before" },
       });
     }
     // Unrelated ConfigMaps: no member caches them.
-    for (let i = 0; i < 5; i++) await api.create(ConfigMaps, { metadata: { name: `other-${i}`, namespace: ns } });
+    for (let i = 0; i < 5; i++)
+      await api.create(ConfigMaps, { metadata: { name: `other-${i}`, namespace: ns } });
 
     const spans: Span[] = [];
     const logged: string[] = [];
@@ -88,7 +95,12 @@ describe("owned objects follow their owner's shard (real API server)", function 
         .for(Widgets, { namespaces: ns })
         .owns(ConfigMaps, { namespaces: ns })
         .complete(async (request, ctx) => {
-          const span = { member: identity, name: request.name, start: Date.now(), end: Number.POSITIVE_INFINITY };
+          const span = {
+            member: identity,
+            name: request.name,
+            start: Date.now(),
+            end: Number.POSITIVE_INFINITY,
+          };
           spans.push(span);
           try {
             const widget = ctx.current();
@@ -195,8 +207,16 @@ describe("owned objects follow their owner's shard (real API server)", function 
       );
       await settle();
       const [sa, sb] = [await share(a), await share(b)];
-      assert.deepEqual(sa.children, sa.owners.map((n) => `cm-${n}`).sort(), "member-a holds its owners' children");
-      assert.deepEqual(sb.children, sb.owners.map((n) => `cm-${n}`).sort(), "member-b holds its owners' children");
+      assert.deepEqual(
+        sa.children,
+        sa.owners.map((n) => `cm-${n}`).sort(),
+        "member-a holds its owners' children",
+      );
+      assert.deepEqual(
+        sb.children,
+        sb.owners.map((n) => `cm-${n}`).sort(),
+        "member-b holds its owners' children",
+      );
 
       // The handover relisted nothing member-a kept: no ConfigMap reflector of it synced again,
       // and the pieces it split its range into resumed without a LIST.
@@ -213,10 +233,12 @@ describe("owned objects follow their owner's shard (real API server)", function 
       for (const [reflector] of bSyncs) {
         const m = /\[(0x[0-9a-f]+), (0x[0-9a-f]+)\)/.exec(reflector);
         assert.ok(m, reflector);
-        for (const slot of slotsOfRange({ start: BigInt(m[1]!), end: BigInt(m[2]!) }, space)) listed.add(String(slot));
+        for (const slot of slotsOfRange({ start: BigInt(m[1]!), end: BigInt(m[2]!) }, space))
+          listed.add(String(slot));
       }
       for (const owner of sb.owners) assert.ok(listed.has(slotOf(owner)), `member-b listed ${owner}'s slot`);
-      for (const owner of sa.owners) assert.ok(!listed.has(slotOf(owner)), `member-b did not list ${owner}'s slot`);
+      for (const owner of sa.owners)
+        assert.ok(!listed.has(slotOf(owner)), `member-b did not list ${owner}'s slot`);
       noOverlap();
       // Each member looked for unlabelled children once, after its first slots synced.
       for (const identity of ["member-a", "member-b"]) {
@@ -235,12 +257,16 @@ describe("owned objects follow their owner's shard (real API server)", function 
       );
       await eventually("the hand-edited label is put back", async () => {
         const cm = await api.get(ConfigMaps, { namespace: ns, name: `cm-${victim}` });
-        return (cm as V1ConfigMap | undefined)?.metadata?.labels?.[OWNER_SLOT_LABEL] === slotOf(victim);
+        return cm?.metadata?.labels?.[OWNER_SLOT_LABEL] === slotOf(victim);
       });
       await settle();
       const later = spans.slice(spansBefore).filter((s) => s.name === victim);
       assert.ok(later.length > 0, "the owner was reconciled");
-      assert.deepEqual(new Set(later.map((s) => s.member)), new Set(["member-b"]), "only its member reconciled it");
+      assert.deepEqual(
+        new Set(later.map((s) => s.member)),
+        new Set(["member-b"]),
+        "only its member reconciled it",
+      );
       assert.deepEqual((await share(b)).children, sb.children, "member-b holds the child again");
       noOverlap();
     } finally {
