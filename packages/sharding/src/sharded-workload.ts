@@ -173,6 +173,11 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     return this.fencedController.signal;
   }
 
+  /** The informers of the owned kinds ({@link ShardedWorkload.ownedInformer}), in the order made. */
+  get ownedInformers(): readonly SharedIndexInformer<KubeObject>[] {
+    return this.owned.map((o) => o.informer);
+  }
+
   /** Records the start of work on `key`; call the result when it ends. */
   track(key: string): () => void {
     const uid = this.informer.lister.getByKey(key)?.metadata?.uid;
