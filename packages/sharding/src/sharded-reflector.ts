@@ -74,7 +74,7 @@ export interface ShardedReflectorOptions<T extends KubeObject> extends Instrumen
   probe?: boolean;
   /**
    * How one range is listed and watched; default: the range as
-   * `shardSelector` (a {@link RangeListerWatcher}). Owned kinds select
+   * `shardSelector` (a `RangeListerWatcher`). Owned kinds select
    * their owner's slots by label instead (`OwnerSlotListerWatcher`).
    */
   scope?: (range: HashRange, inner: ListerWatcher<T>) => RangeScope<T>;
