@@ -20,7 +20,7 @@ export {
 export type { MemberLeaseOptions, MemberReport } from "./member-lease.js";
 
 export { ShardedWorkload } from "./sharded-workload.js";
-export type { ShardedWorkloadOptions } from "./sharded-workload.js";
+export type { ShardedWorkloadOptions, UnlabelledObject } from "./sharded-workload.js";
 
 export { createDequeueGuard } from "./dequeue-guard.js";
 export { InFlightReconciles } from "./in-flight-reconciles.js";
@@ -29,7 +29,22 @@ export { controllerOwnerOf, secondaryShardKey } from "./owner-routing.js";
 export type { OwnerReferenceLike, OwnedObject } from "./owner-routing.js";
 
 export { ShardedReflector, ShardedReflectorStateError } from "./sharded-reflector.js";
-export type { ShardedReflectorOptions, RangeReflectorOptions, RangeState } from "./sharded-reflector.js";
+export type {
+  ShardedReflectorOptions,
+  RangeReflectorOptions,
+  RangeScope,
+  RangeState,
+} from "./sharded-reflector.js";
+export {
+  OWNER_SLOT_LABEL,
+  OwnerSlotListerWatcher,
+  expectedOwnerSlot,
+  groupOf,
+  ownerSlotLabelValue,
+  ownerSlotSelector,
+  slotsOfRange,
+  unlabelledSelector,
+} from "./owner-slot-label.js";
 export { probeServerFiltering } from "./server-filtering-probe.js";
 export type { ServerFilteringProbe } from "./server-filtering-probe.js";
 

@@ -72,6 +72,19 @@ export interface ShardedReflectorOptions<T extends KubeObject> extends Instrumen
   reflector?: RangeReflectorOptions<T>;
   /** LIST once on `run` to learn whether the server filters by shardSelector; default true. */
   probe?: boolean;
+  /**
+   * How one range is listed and watched; default: the range as
+   * `shardSelector` (a `RangeListerWatcher`). Owned kinds select
+   * their owner's slots by label instead (`OwnerSlotListerWatcher`).
+   */
+  scope?: (range: HashRange, inner: ListerWatcher<T>) => RangeScope<T>;
+}
+
+/** One range's lister-watcher, which also tells whether an object belongs to the range (to split a range without a relist). */
+export interface RangeScope<T extends KubeObject> extends ListerWatcher<T> {
+  matchesObject(object: T): boolean;
+  /** The range's selector as sent, for logs and {@link RangeState}. */
+  toString(): string;
 }
 
 /** What {@link ShardedReflector.rangeStates} reports for one range reflector. */
@@ -94,7 +107,7 @@ export class ShardedReflectorStateError extends Error {
 
 interface RangeWatch<T extends KubeObject> {
   readonly range: HashRange;
-  readonly selector: ShardSelector;
+  readonly selector: { matchesObject(object: T): boolean; toString(): string };
   readonly store: RangeScopedStore<T>;
   readonly reflector: Reflector<T>;
   readonly stop: AbortController;
@@ -146,6 +159,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
   private metrics: ShardedReflectorMetrics | undefined;
   private readonly logFields: LogFields;
   private readonly probeEnabled: boolean;
+  private readonly scope: ((range: HashRange, inner: ListerWatcher<T>) => RangeScope<T>) | undefined;
 
   private watches: RangeWatch<T>[] = [];
   private readonly inFlight = new Set<Promise<void>>();
@@ -169,6 +183,7 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
     this.tools = resolveInstrumentation(options, "@tessera/sharding");
     this.givenTracer = options.tracer;
     this.probeEnabled = options.probe ?? true;
+    this.scope = options.scope;
     const keyFunc = this.reflectorOptions.keyFunc ?? ((obj: T) => metaNamespaceKey(obj));
     this.ledger = new ShardLedger(options.store, keyFunc);
     this.logFields = Object.freeze({
@@ -400,9 +415,16 @@ export class ShardedReflector<T extends KubeObject = KubeObject> implements Runn
   }
 
   private createWatch(range: HashRange, resumeFrom: string): RangeWatch<T> {
-    const selector = ShardSelector.of(this.field, [range]);
     const store = new RangeScopedStore<T>(this.ledger, () => queueMicrotask(() => this.checkSynced()));
-    const lw = new RangeListerWatcher<T>(this.lw, selector, (n) => this.metrics?.clientFiltered(n));
+    let selector: RangeWatch<T>["selector"];
+    let lw: ListerWatcher<T>;
+    if (this.scope) {
+      lw = selector = this.scope(range, this.lw);
+    } else {
+      const shard = ShardSelector.of(this.field, [range]);
+      selector = shard;
+      lw = new RangeListerWatcher<T>(this.lw, shard, (n) => this.metrics?.clientFiltered(n));
+    }
     const userOnError = this.reflectorOptions.onError;
     const reflector = new Reflector<T>({
       ...this.reflectorOptions,

@@ -8,9 +8,11 @@ import {
   type Runnable,
 } from "@tessera/core";
 import {
+  MetadataListerWatcher,
   SharedIndexInformer,
   composeTransforms,
   stripManagedFields,
+  type CompactCacheOptions,
   type Transform,
 } from "@tessera/informers";
 import type { LeaderElectionDurations } from "@tessera/leader-election";
@@ -20,9 +22,28 @@ import { createDequeueGuard } from "./dequeue-guard.js";
 import { InFlightReconciles } from "./in-flight-reconciles.js";
 import { MemberFencedError } from "./member-lease.js";
 import { RingCoordinator } from "./ring-coordinator.js";
+import { controllerOwnerOf, type OwnerReferenceLike } from "./owner-routing.js";
+import { groupOf, slotsOfRange, OwnerSlotListerWatcher, unlabelledSelector } from "./owner-slot-label.js";
 import { ShardedReflector } from "./sharded-reflector.js";
 import { ShardMember } from "./shard-member.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
+
+/** An owned object found without the owner-slot label, with its controller owner (of the sharded kind, in this member's slots). */
+export interface UnlabelledObject {
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly owner: OwnerReferenceLike & { name: string; uid: string };
+}
+
+/** One owned kind's divided cache. */
+interface OwnedKind {
+  informer: SharedIndexInformer<KubeObject>;
+  reflector?: ShardedReflector<KubeObject>;
+  /** LISTs the kind's objects that lack the owner-slot label (metadata only). */
+  unlabelled: MetadataListerWatcher;
+  labelSelector: string | undefined;
+  onUnlabelled: ((objects: readonly UnlabelledObject[]) => void) | undefined;
+}
 
 /** Options of a {@link ShardedWorkload}. */
 export interface ShardedWorkloadOptions<T extends KubeObject> extends Instrumentation {
@@ -56,6 +77,8 @@ export interface ShardedWorkloadOptions<T extends KubeObject> extends Instrument
     /** Applied after managedFields are dropped. */
     transform?: Transform<T>;
     indexers?: Indexers<T>;
+    /** Keep the cached objects compact (see `SharedIndexInformer`'s option); default false. */
+    compact?: boolean | CompactCacheOptions;
   };
 }
 
@@ -88,13 +111,23 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
   /** The dequeue guard: true when `key`'s object is in a slot this member holds now. */
   readonly admit: (key: string) => boolean;
   private reflector: ShardedReflector<T> | undefined;
+  /** The owned kinds' informers, divided by the owner-slot label; their reflectors follow the primary's slots. */
+  private readonly owned: OwnedKind[] = [];
+  /** Whether the one LIST of unlabelled owned objects was made (after the first slots synced). */
+  private migrationStarted = false;
+  private runSignal: AbortSignal | undefined;
+  private readonly options: ShardedWorkloadOptions<T>;
+  private readonly instrumentation: ResolvedInstrumentation;
   private readonly inFlight = new InFlightReconciles();
-  private readonly space: SlotSpace;
+  /** The ring's slot space (its slot count). */
+  readonly space: SlotSpace;
   private readonly logger: Logger;
   private readonly fencedController = new AbortController();
 
   constructor(options: ShardedWorkloadOptions<T>) {
     const instrumentation = resolveInstrumentation(options, "@tessera/sharding");
+    this.options = options;
+    this.instrumentation = instrumentation;
     this.logger = withFields(instrumentation.logger, { ring: options.ring, member: options.identity });
     this.space = new SlotSpace(options.slots ?? DEFAULT_SLOT_COUNT);
     this.informer = this.shardedInformer(options, instrumentation);
@@ -140,6 +173,11 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     return this.fencedController.signal;
   }
 
+  /** The informers of the owned kinds ({@link ShardedWorkload.ownedInformer}), in the order made. */
+  get ownedInformers(): readonly SharedIndexInformer<KubeObject>[] {
+    return this.owned.map((o) => o.informer);
+  }
+
   /** Records the start of work on `key`; call the result when it ends. */
   track(key: string): () => void {
     const uid = this.informer.lister.getByKey(key)?.metadata?.uid;
@@ -151,10 +189,15 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     // The informer outlives the member: leaving the ring evicts the member's
     // objects through the informer's queue, which must still be open then.
     const informerStop = new AbortController();
+    this.runSignal = signal;
     let informerError: unknown;
-    const informer = this.informer.run(informerStop.signal).catch((error: unknown) => {
-      informerError = error;
-    });
+    const informer = Promise.all(
+      [this.informer, ...this.owned.map((o) => o.informer)].map((i) =>
+        i.run(informerStop.signal).catch((error: unknown) => {
+          informerError ??= error;
+        }),
+      ),
+    );
     try {
       await Promise.all([this.member.run(signal), this.coordinator.run(signal)]);
     } finally {
@@ -162,6 +205,71 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
       await informer;
     }
     if (informerError !== undefined) throw toError(informerError);
+  }
+
+  /**
+   * A cache of `resource`, a kind the sharded kind owns, divided like the
+   * primary: it holds only the objects whose owner-slot label
+   * (`OWNER_SLOT_LABEL`, written by the manager's client) names a slot this
+   * member holds. One reflector per run of adjacent slots, each selecting
+   * `sharding.tessera.dev/owner-slot in (...)`, so the server filters; a
+   * gained run is listed and watched, a lost one stopped and evicted, a kept
+   * one never relisted, and a handover acknowledges only once the primary's
+   * and every owned kind's lost slots are evicted. Call before `run`.
+   */
+  ownedInformer<O extends KubeObject>(
+    resource: Resource<O>,
+    cache: NonNullable<ShardedWorkloadOptions<O>["cache"]> = {},
+    onUnlabelled?: (objects: readonly UnlabelledObject[]) => void,
+  ): SharedIndexInformer<O> {
+    const options = this.options;
+    const base = cache.labelSelector;
+    const lw = new KubeListerWatcher(options.kubeConfig, resource, {
+      ...(cache.namespace ? { namespace: cache.namespace } : {}),
+      ...(cache.fieldSelector ? { fieldSelector: cache.fieldSelector } : {}),
+      ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.wire ? { wire: options.wire } : {}),
+      stripManagedFields: true,
+    });
+    const entry: OwnedKind = {
+      informer: undefined as unknown as SharedIndexInformer<KubeObject>,
+      unlabelled: new MetadataListerWatcher(options.kubeConfig, resource, {
+        ...(cache.namespace ? { namespace: cache.namespace } : {}),
+        ...(cache.fieldSelector ? { fieldSelector: cache.fieldSelector } : {}),
+      }),
+      labelSelector: base,
+      onUnlabelled,
+    };
+    const informer = new SharedIndexInformer<O>({
+      ...this.instrumentation,
+      listerWatcher: lw,
+      handle: resource,
+      cache: "ring",
+      transform: cache.transform
+        ? composeTransforms(stripManagedFields, cache.transform)
+        : stripManagedFields,
+      ...(cache.indexers ? { indexers: cache.indexers } : {}),
+      ...(cache.compact ? { compact: cache.compact } : {}),
+      source: (store) => {
+        const reflector = new ShardedReflector<O>({
+          ...this.instrumentation,
+          listerWatcher: lw,
+          store,
+          ring: options.ring,
+          member: options.identity,
+          probe: false,
+          scope: (range, inner) => new OwnerSlotListerWatcher(inner, slotsOfRange(range, this.space), base),
+          reflector: { transform: stripManagedFields },
+        });
+        entry.reflector = reflector as unknown as ShardedReflector<KubeObject>;
+        // Slots held already (an informer made after the first assignment) are watched at once.
+        if (this.member.activeSlots.size > 0) void reflector.setSlots(this.member.activeSlots, this.space);
+        return reflector;
+      },
+    });
+    entry.informer = informer as unknown as SharedIndexInformer<KubeObject>;
+    this.owned.push(entry);
+    return informer;
   }
 
   private shardedInformer(
@@ -208,11 +316,79 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
 
   private async reassign(active: ReadonlySet<number>, lost: ReadonlySet<number>): Promise<void> {
     this.logger.info("sharded controller: slots changed", { slots: active.size, lost: lost.size });
-    const ranges = this.reflector?.setSlots(active, this.space);
+    const ranges = [this.reflector, ...this.owned.map((o) => o.reflector)].map((r) =>
+      r?.setSlots(active, this.space),
+    );
     // The handover contract: acknowledge (let the slots move) only once our
     // work on them ended. No deadline here: a slot handed over while work on
     // it runs would be worked on twice at once; the work is bounded by its
     // owner instead (a controller's reconcileTimeoutMs).
-    await Promise.all([ranges, this.inFlight.settledFor(lost)]);
+    await Promise.all([...ranges, this.inFlight.settledFor(lost)]);
+    if (!this.migrationStarted && active.size > 0 && this.owned.some((o) => o.onUnlabelled)) {
+      this.migrationStarted = true;
+      void this.findUnlabelled();
+    }
+  }
+
+  /**
+   * Once per run, after the member's first slots synced: one metadata-only
+   * LIST per owned kind of the objects without the owner-slot label (made
+   * before an upgrade, or by someone else), paged; those whose controller
+   * owner is of the sharded kind and in this member's slots now are handed
+   * to the kind's `onUnlabelled` (the runtime queues their owners, whose
+   * next write labels them). Objects of other members' slots are theirs to
+   * find; a failed LIST is logged, not retried: the owners of gained slots
+   * are reconciled anyway.
+   */
+  private async findUnlabelled(): Promise<void> {
+    const signal = this.runSignal;
+    if (!(await this.reflector?.waitForSync(signal))) return;
+    const kind = { group: this.options.resource.group, kind: this.options.resource.kind };
+    for (const owned of this.owned) {
+      if (!owned.onUnlabelled) continue;
+      try {
+        const found: UnlabelledObject[] = [];
+        let total = 0;
+        let next: string | undefined;
+        do {
+          const page = await owned.unlabelled.list(
+            {
+              labelSelector: unlabelledSelector(owned.labelSelector),
+              limit: 500,
+              ...(next ? { continue: next } : {}),
+            },
+            signal,
+          );
+          for (const object of page.items ?? []) {
+            total++;
+            const owner = controllerOwnerOf(object);
+            if (owner?.uid === undefined || owner.name === undefined) continue;
+            if (owner.kind !== kind.kind || groupOf(owner.apiVersion) !== kind.group) continue;
+            if (!this.member.activeSlots.has(this.space.slotOfKey(owner.uid))) continue;
+            found.push({
+              namespace: object.metadata?.namespace,
+              name: object.metadata?.name ?? "",
+              owner: { ...owner, name: owner.name, uid: owner.uid },
+            });
+          }
+          next = page.metadata?.continue || undefined;
+        } while (next);
+        this.logger.info("sharded controller: owned objects without the owner-slot label, found once", {
+          resource: owned.unlabelled.resource,
+          unlabelled: total,
+          ownedHere: found.length,
+        });
+        if (found.length > 0) owned.onUnlabelled(found);
+      } catch (error) {
+        if (signal?.aborted) return;
+        this.logger.warn(
+          "sharded controller: the LIST of owned objects without the owner-slot label failed",
+          {
+            resource: owned.unlabelled.resource,
+            error: toError(error).message,
+          },
+        );
+      }
+    }
   }
 }

@@ -6,7 +6,7 @@ import {
   type Transform,
 } from "@tessera/informers";
 import { labelSelectorString, type KubeObject, type Resource } from "@tessera/client";
-import { ShardedWorkload } from "@tessera/sharding";
+import { ShardedWorkload, type UnlabelledObject } from "@tessera/sharding";
 import type { ControllerDefinition } from "../builder/controller-builder.js";
 import { BuilderError } from "../builder/builder-error.js";
 import { fieldSelectorString, type CacheOptions } from "../builder/cache-options.js";
@@ -111,7 +111,7 @@ export class ControllerFactory {
       : this.informers(primaryResource, definition.cache);
     if (ring) {
       const factory = this.get(Tokens.InformerFactory);
-      this.get(Sharded).add(primaryResource, definition.name, ring.informer, factory.informers);
+      this.get(Sharded).add(primaryResource, definition.name, ring.informer, factory.informers, ring.space);
     }
     const caches = this.get(Caches);
     for (const { informer, namespace } of primaries)
@@ -121,12 +121,22 @@ export class ControllerFactory {
     const primary = (primaries[0] as ScopedInformer).informer;
     const maxIntervalMs =
       overrides.maxIntervalMs ?? definition.options.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
+    // The owners of owned objects found without the owner-slot label are queued once the controller exists.
+    const built: { controller?: Controller<KubeObject> } = {};
+    const queueOwners = (objects: readonly UnlabelledObject[]) => {
+      for (const { namespace, owner } of objects)
+        built.controller?.enqueue({
+          namespace: primaryResource.scope === "Namespaced" ? (namespace ?? "") : "",
+          name: owner.name,
+        });
+    };
     const { sources, owned, declared } = await this.sources(
       definition,
       primaries,
       primaryResource,
       maxIntervalMs,
       signal,
+      ring && { ring, queueOwners },
     );
     const maxBackoffMs = overrides.maxBackoffMs ?? definition.options.maxBackoffMs;
     if (overrides.maxBackoffMs !== undefined && definition.options.rateLimiter !== undefined) {
@@ -166,6 +176,7 @@ export class ControllerFactory {
         : {}),
       ...(ring ? { admit: ring.admit, track: (key: string) => ring.track(key) } : {}),
     });
+    built.controller = controller;
     if (ring) {
       const backlog = new RingBacklogMetrics(
         this.get(Tokens.Meter),
@@ -191,6 +202,12 @@ export class ControllerFactory {
     primaryResource: Resource,
     maxIntervalMs: number,
     signal: AbortSignal,
+    sharded:
+      | {
+          ring: ShardedWorkload<KubeObject>;
+          queueOwners: (objects: readonly UnlabelledObject[]) => void;
+        }
+      | undefined,
   ): Promise<{ sources: ControllerSource[]; owned: Resource[]; declared: Resource[] }> {
     const caches = this.get(Caches);
     const sources: ControllerSource[] = primaries.map(({ informer }) => ({
@@ -219,7 +236,12 @@ export class ControllerFactory {
           sources.push({ informer, toRequests, predicates: secondary.predicates });
         continue;
       }
-      for (const { informer, namespace } of this.informers(resource, secondary.cache)) {
+      // A sharded controller's owned kinds are divided like its primary, by the owner-slot label.
+      const informers =
+        sharded && map.type === "owner"
+          ? [this.ownedShare(definition.name, sharded, resource, secondary.cache)]
+          : this.informers(resource, secondary.cache);
+      for (const { informer, namespace } of informers) {
         caches.add(resource, informer, namespace, definition.name);
         sources.push({ informer, toRequests, predicates: secondary.predicates });
       }
@@ -250,6 +272,47 @@ export class ControllerFactory {
         compact,
       }),
     }));
+  }
+
+  /**
+   * This replica's share of a kind a sharded controller owns: the objects
+   * whose owner-slot label names one of the member's slots (the ring's
+   * `ownedInformer`), within the declaration's namespace and selectors.
+   */
+  private ownedShare(
+    controller: string,
+    {
+      ring,
+      queueOwners,
+    }: {
+      ring: ShardedWorkload<KubeObject>;
+      queueOwners: (objects: readonly UnlabelledObject[]) => void;
+    },
+    resource: Resource,
+    cache: CacheOptions,
+  ): ScopedInformer {
+    const scope = this.scope(resource, cache);
+    if (scope.namespaces.length > 1 || cache.metadataOnly) {
+      throw new BuilderError(controller, [
+        `owns(${describeKind(resource)}): a sharded controller's owned caches are divided by slot and hold one namespace or all${cache.metadataOnly ? ", with whole objects (not metadataOnly)" : `, not ${scope.namespaces.join(", ")}`}; run one controller per namespace, or cache all`,
+      ]);
+    }
+    const namespace = scope.namespaces[0];
+    const compact = cache.compact ?? scope.compact ?? false;
+    return {
+      namespace,
+      informer: ring.ownedInformer(
+        resource,
+        {
+          ...(namespace ? { namespace } : {}),
+          ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+          ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+          ...(cache.transform ? { transform: cache.transform } : {}),
+          ...(compact ? { compact } : {}),
+        },
+        queueOwners,
+      ),
+    };
   }
 
   /**

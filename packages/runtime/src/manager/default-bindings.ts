@@ -7,6 +7,7 @@ import { ApiClient, DiscoveryRestMapper, KubeTransport } from "@tessera/client";
 import { CachedClient } from "../client/cached-client.js";
 import { DeclaredCaches } from "../client/declared-caches.js";
 import { ReadYourWrites } from "../client/read-your-writes.js";
+import { OwnerSlotLabels } from "../client/owner-slot-labels.js";
 import { KubeEventRecorder } from "../client/kube-event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { PrometheusMetrics } from "../server/prometheus-metrics.js";
@@ -205,7 +206,9 @@ function bindClients(container: Container): void {
       );
       // Exported at zero while off or before the first wait, so a dashboard sees the series.
       for (const outcome of ["seen", "timeout"]) waits.add(0, { outcome });
-      return new CachedClient(use(ctx, Tokens.InformerFactory), use(ctx, Tokens.ApiClient), {
+      // Writes label the children of sharded kinds with their owner's slot (OwnerSlotLabels).
+      const writer = new OwnerSlotLabels(use(ctx, Tokens.ApiClient), use(ctx, Sharded));
+      return new CachedClient(use(ctx, Tokens.InformerFactory), writer, {
         caches: use(ctx, Caches),
         lazy,
         ...(readYourWritesMs > 0

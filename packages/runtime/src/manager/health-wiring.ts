@@ -14,7 +14,10 @@ export function wireHealthChecks(
   built: readonly BuiltController[],
 ): void {
   health.addHealthCheck("watches", () => {
-    const informers = [...factory.informers, ...built.flatMap((b) => (b.ring ? [b.ring.informer] : []))];
+    const informers = [
+      ...factory.informers,
+      ...built.flatMap((b) => (b.ring ? [b.ring.informer, ...b.ring.ownedInformers] : [])),
+    ];
     for (const informer of informers) {
       const state = informer.health();
       if (!state.healthy) return { ok: false, reason: state.reason ?? `informer ${informer.name} is deaf` };

@@ -1,6 +1,9 @@
 import type { Logger } from "@tessera/core";
 import type { SharedIndexInformer } from "@tessera/informers";
 import { describeResource, type KubeObject, type Resource } from "@tessera/client";
+import { expectedOwnerSlot } from "@tessera/sharding";
+import type { SlotSpace } from "@tessera/sharding/ranges";
+import type { OwnerSlots } from "../client/owner-slot-labels.js";
 
 /** A sharded controller's primary kind: the ring's informer holds this replica's share. */
 interface RingCache {
@@ -16,8 +19,10 @@ interface RingCache {
  * `Tokens.InformerFactory`) costs each replica the whole kind, which
  * sharding is there to cut.
  */
-export class ShardedKinds {
+export class ShardedKinds implements OwnerSlots {
   private readonly rings = new Map<string, RingCache>();
+  /** The sharded kinds by `group/kind`, as owner references name them, with their ring's slots. */
+  private readonly owners = new Map<string, { group: string; kind: string; space: SlotSpace }>();
   private readonly warned = new Set<string>();
 
   constructor(private readonly logger: Logger) {}
@@ -28,9 +33,28 @@ export class ShardedKinds {
     controller: string,
     informer: SharedIndexInformer<KubeObject>,
     existing: Iterable<SharedIndexInformer<KubeObject>>,
+    space?: SlotSpace,
   ): void {
     this.rings.set(describeResource(resource), { controller, informer });
+    if (space)
+      this.owners.set(`${resource.group}/${resource.kind}`, {
+        group: resource.group,
+        kind: resource.kind,
+        space,
+      });
     for (const other of existing) this.check(other);
+  }
+
+  /** The owner-slot label `object` carries: its controller owner's slot, when the owner is of a sharded kind. */
+  ownerSlot(object: KubeObject): string | undefined {
+    if (this.owners.size === 0) return undefined;
+    for (const ref of object.metadata?.ownerReferences ?? []) {
+      if (ref.controller !== true) continue;
+      const slash = ref.apiVersion.indexOf("/");
+      const owner = this.owners.get(`${slash < 0 ? "" : ref.apiVersion.slice(0, slash)}/${ref.kind}`);
+      return owner ? expectedOwnerSlot(object, owner, owner.space) : undefined;
+    }
+    return undefined;
   }
 
   /** Warns (once per kind) when `informer` caches a kind a ring divides and is not the ring's own. */
