@@ -19,7 +19,12 @@ const namespace = process.env.BENCH_NAMESPACE;
 const read = process.env.BENCH_READ === "1";
 
 await runMain(async (signal) => {
+  const metrics =
+    process.env.BENCH_METRICS === "sdk"
+      ? await (await import("@tessera/runtime/server")).OpenTelemetrySdkMetrics.create()
+      : undefined;
   const manager = await Manager.create({
+    ...(metrics ? { metrics } : {}),
     config: {
       name: "bench",
       mode: /** @type {"every-replica" | "sharded"} */ (process.env.BENCH_MODE ?? "every-replica"),
