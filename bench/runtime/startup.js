@@ -11,7 +11,10 @@
 // one module instead of ~700 saves their per-module cost.
 //
 // "tessera, OpenTelemetry SDK metrics" is the replica with the SDK behind its meter
-// (BENCH_METRICS=sdk), as every operator had before PrometheusMetrics. Rounds are
+// (BENCH_METRICS=sdk), as every operator had before PrometheusMetrics; "as before" also
+// compiles the configuration schema with ajv at start (BENCH_AJV=1), as the runtime did
+// before its validator was compiled at build time. The semi-space variants pass V8's
+// young-generation size (MiB per semi-space) to the same replica. Rounds are
 // rotated: run i of every contender, then run i+1. PEERS=0 leaves out the Go and Rust
 // contenders (no build).
 //
@@ -52,7 +55,22 @@ const contenders = [
     `${process.execPath} ${here("idle-node.js")} @kubernetes/client-node`,
   ],
   ["tessera", `${process.execPath} ${here("tessera-replica.js")}`],
-  ["tessera, OpenTelemetry SDK metrics", `BENCH_METRICS=sdk ${process.execPath} ${here("tessera-replica.js")}`],
+  [
+    "tessera, OpenTelemetry SDK metrics",
+    `BENCH_METRICS=sdk ${process.execPath} ${here("tessera-replica.js")}`,
+  ],
+  [
+    "tessera, SDK metrics and ajv at start (as before)",
+    `BENCH_METRICS=sdk BENCH_AJV=1 ${process.execPath} ${here("tessera-replica.js")}`,
+  ],
+  [
+    "tessera, --max-semi-space-size=1",
+    `${process.execPath} --max-semi-space-size=1 ${here("tessera-replica.js")}`,
+  ],
+  [
+    "tessera, --max-semi-space-size=64",
+    `${process.execPath} --max-semi-space-size=64 ${here("tessera-replica.js")}`,
+  ],
   ["tessera (bundled)", `${process.execPath} ${bundle}`],
 ];
 if (process.env.PEERS !== "0") {

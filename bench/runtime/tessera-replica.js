@@ -18,6 +18,15 @@ const now = () => Number(process.hrtime.bigint() / 1000n);
 const namespace = process.env.BENCH_NAMESPACE;
 const read = process.env.BENCH_READ === "1";
 
+// BENCH_AJV=1 loads ajv and compiles the configuration schema at start, as the
+// runtime did before the validator was compiled at build time (start-up benchmark).
+if (process.env.BENCH_AJV === "1") {
+  const { createRequire } = await import("node:module");
+  const { Ajv } = createRequire(import.meta.resolve("@tessera/runtime"))("ajv");
+  const { managerConfigSchema } = await import("@tessera/runtime/config");
+  new Ajv({ allErrors: true, strict: false, verbose: true }).compile(managerConfigSchema)({});
+}
+
 await runMain(async (signal) => {
   const metrics =
     process.env.BENCH_METRICS === "sdk"

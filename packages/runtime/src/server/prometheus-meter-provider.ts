@@ -73,13 +73,13 @@ export class PrometheusMeterProvider implements MeterProvider {
 
   /** Runs the observable callbacks, then writes every family in the Prometheus text format (0.0.4). */
   async collect(): Promise<string> {
-    const pending: Array<Promise<void> | void> = [];
+    const pending: Array<Promise<void>> = [];
     for (const family of this.families.values()) {
       if (family.callbacks.size === 0) continue;
       const result: ObservableResult = {
         observe: (value, attributes = EMPTY) => observeValue(family, value, attributes),
       };
-      for (const callback of family.callbacks) pending.push(safely(() => callback(result)));
+      for (const callback of family.callbacks) safely(() => callback(result), pending);
     }
     for (const [callback, families] of this.batchCallbacks) {
       const result: BatchObservableResult = {
@@ -88,7 +88,7 @@ export class PrometheusMeterProvider implements MeterProvider {
           if (family) observeValue(family, value, attributes);
         },
       };
-      pending.push(safely(() => callback(result)));
+      safely(() => callback(result), pending);
     }
     await Promise.all(pending);
     let text = "";
@@ -123,11 +123,13 @@ export class PrometheusMeterProvider implements MeterProvider {
       createGauge: (name, options) => {
         const family = this.family(name, options, "gauge", "gauge");
         return {
-          record: (value: number, attributes?: Attributes) => observeValue(family, value, attributes ?? EMPTY),
+          record: (value: number, attributes?: Attributes) =>
+            observeValue(family, value, attributes ?? EMPTY),
         } satisfies Gauge;
       },
       createObservableGauge: (name, options) => this.observable<ObservableGauge>(name, options, "gauge"),
-      createObservableCounter: (name, options) => this.observable<ObservableCounter>(name, options, "counter"),
+      createObservableCounter: (name, options) =>
+        this.observable<ObservableCounter>(name, options, "counter"),
       createObservableUpDownCounter: (name, options) =>
         this.observable<ObservableUpDownCounter>(name, options, "gauge"),
       addBatchObservableCallback: (callback, observables) => {
@@ -145,7 +147,11 @@ export class PrometheusMeterProvider implements MeterProvider {
     return meter;
   }
 
-  private observable<T extends Observable>(name: string, options: MetricOptions | undefined, type: PrometheusType): T {
+  private observable<T extends Observable>(
+    name: string,
+    options: MetricOptions | undefined,
+    type: PrometheusType,
+  ): T {
     // An observable counter reports its cumulative value: the last observed, as a gauge's.
     const family = this.family(name, options, type, "gauge");
     const observable: Observable = {
@@ -157,7 +163,12 @@ export class PrometheusMeterProvider implements MeterProvider {
   }
 
   /** The family of an instrument name; a second instrument of the name shares it (a different type gets a detached one, not exported, as the exporter drops conflicting types). */
-  private family(name: string, options: MetricOptions | undefined, type: PrometheusType, kind: SeriesKind): Family {
+  private family(
+    name: string,
+    options: MetricOptions | undefined,
+    type: PrometheusType,
+    kind: SeriesKind,
+  ): Family {
     let exported = sanitize(name);
     if (type === "counter" && !exported.endsWith("_total")) exported += "_total";
     const existing = this.families.get(exported);
@@ -195,21 +206,19 @@ function observeValue(family: Family, value: number, attributes: Attributes): vo
   }
 }
 
-/** Runs an observable callback; one that throws loses its observations, not the scrape's. */
-function safely(run: () => Promise<void> | void): Promise<void> | void {
+/** Runs an observable callback, an async one's promise into `pending`; one that fails loses its observations, not the scrape. */
+function safely(run: () => Promise<void> | void, pending: Array<Promise<void>>): void {
   try {
     const result = run();
-    return result instanceof Promise ? result.catch(() => {}) : undefined;
+    if (result instanceof Promise) pending.push(result.catch(() => {}));
   } catch {
-    return undefined;
+    // As the SDK: the other callbacks' observations are still exported.
   }
 }
 
 /** Invalid characters become `_`, runs of `_` one; a leading digit gets a `_` (the exporter's rules). */
 function sanitize(name: string): string {
-  const clean = name
-    .replace(/[^a-z0-9_]/gi, "_")
-    .replace(/_{2,}/g, "_");
+  const clean = name.replace(/[^a-z0-9_]/gi, "_").replace(/_{2,}/g, "_");
   return clean[0]! >= "0" && clean[0]! <= "9" ? `_${clean}` : clean;
 }
 

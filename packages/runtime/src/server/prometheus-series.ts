@@ -70,7 +70,11 @@ export function histogramBoundaries(advice: readonly number[] | undefined): numb
 }
 
 /** Adds `value` to a histogram series: the first bucket whose boundary is at least the value. */
-export function observeHistogram(histogram: HistogramValue, boundaries: readonly number[], value: number): void {
+export function observeHistogram(
+  histogram: HistogramValue,
+  boundaries: readonly number[],
+  value: number,
+): void {
   histogram.count++;
   histogram.sum += value;
   let i = 0;
