@@ -64,12 +64,12 @@ const contenders = [
     `BENCH_METRICS=sdk BENCH_AJV=1 ${process.execPath} ${here("tessera-replica.js")}`,
   ],
   [
-    "tessera, --max-semi-space-size=1",
-    `${process.execPath} --max-semi-space-size=1 ${here("tessera-replica.js")}`,
+    "tessera, --max-semi-space-size=8",
+    `${process.execPath} --max-semi-space-size=8 ${here("tessera-replica.js")}`,
   ],
   [
-    "tessera, --max-semi-space-size=64",
-    `${process.execPath} --max-semi-space-size=64 ${here("tessera-replica.js")}`,
+    "tessera, --max-semi-space-size=16",
+    `${process.execPath} --max-semi-space-size=16 ${here("tessera-replica.js")}`,
   ],
   ["tessera (bundled)", `${process.execPath} ${bundle}`],
 ];
