@@ -47,7 +47,7 @@ export const Tokens = Object.freeze({
   InformerFactory: token<SharedInformerFactory>("tessera.InformerFactory"),
   /** Records Kubernetes Events about objects. */
   EventRecorder: token<EventRecorder>("tessera.EventRecorder"),
-  /** What serves `/metrics` (a {@link PrometheusMetrics} unless `options.metrics` gives one); `Meter` defaults to its meter. */
+  /** What serves `/metrics` (a `PrometheusMetrics` unless `options.metrics` gives one); `Meter` defaults to its meter. */
   Metrics: token<MetricsEndpoint>("tessera.Metrics"),
   Clock: token<Clock>("tessera.Clock"),
   Random: token<RandomSource>("tessera.Random"),
