@@ -12,6 +12,7 @@ export default tseslint.config(
       "packages/cli/templates/**",
       "**/src/generated/**",
       "packages/reflector/src/proto/*.generated.ts",
+      "packages/runtime/src/config/*.generated.ts",
       "bench/results/**",
       "docs/api/**",
       ".docs-check/**",

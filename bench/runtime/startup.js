@@ -10,9 +10,18 @@
 // bundled into one file with esbuild, as an operator's image would ship it:
 // one module instead of ~700 saves their per-module cost.
 //
+// "tessera, OpenTelemetry SDK metrics" is the replica with the SDK behind its meter
+// (BENCH_METRICS=sdk), as every operator had before PrometheusMetrics; "as before" also
+// compiles the configuration schema with ajv at start (BENCH_AJV=1), as the runtime did
+// before its validator was compiled at build time. The semi-space variants pass V8's
+// young-generation size (MiB per semi-space) to the same replica. Rounds are
+// rotated: run i of every contender, then run i+1. PEERS=0 leaves out the Go and Rust
+// contenders (no build).
+//
 // Run: bash scripts/with-node.sh node bench/runtime/startup.js   (after npm run build)
 // Other contenders: --contender name=command (the line protocol of tessera-replica.js).
 import { spawn } from "node:child_process";
+import { loadavg } from "node:os";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -46,12 +55,30 @@ const contenders = [
     `${process.execPath} ${here("idle-node.js")} @kubernetes/client-node`,
   ],
   ["tessera", `${process.execPath} ${here("tessera-replica.js")}`],
+  [
+    "tessera, OpenTelemetry SDK metrics",
+    `BENCH_METRICS=sdk ${process.execPath} ${here("tessera-replica.js")}`,
+  ],
+  [
+    "tessera, SDK metrics and ajv at start (as before)",
+    `BENCH_METRICS=sdk BENCH_AJV=1 ${process.execPath} ${here("tessera-replica.js")}`,
+  ],
+  [
+    "tessera, --max-semi-space-size=8",
+    `${process.execPath} --max-semi-space-size=8 ${here("tessera-replica.js")}`,
+  ],
+  [
+    "tessera, --max-semi-space-size=16",
+    `${process.execPath} --max-semi-space-size=16 ${here("tessera-replica.js")}`,
+  ],
   ["tessera (bundled)", `${process.execPath} ${bundle}`],
 ];
-const controllerRuntime = controllerRuntimeReplica();
-if (controllerRuntime) contenders.push(["controller-runtime v0.25.3", controllerRuntime]);
-const kubeRs = buildCargo("kube-rs");
-if (kubeRs) contenders.push(["kube-rs", kubeRs("controller")]);
+if (process.env.PEERS !== "0") {
+  const controllerRuntime = controllerRuntimeReplica();
+  if (controllerRuntime) contenders.push(["controller-runtime v0.25.3", controllerRuntime]);
+  const kubeRs = buildCargo("kube-rs");
+  if (kubeRs) contenders.push(["kube-rs", kubeRs("controller")]);
+}
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--contender") {
     const [name, ...command] = process.argv[++i].split("=");
@@ -107,9 +134,16 @@ const rssMiB = (pid) => {
 };
 
 async function once(command) {
-  const [bin, ...args] = command.split(" ");
+  // Leading NAME=value words are the contender's own environment.
+  const words = command.split(" ");
+  const env = { ...podEnv };
+  while (/^[A-Z_]+=/.test(words[0])) {
+    const [name, value] = words.shift().split("=");
+    env[name] = value;
+  }
+  const [bin, ...args] = words;
   const started = performance.now();
-  const child = spawn(bin, args, { env: podEnv, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("exit", resolve));
   const readyMs = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).on("line", (line) => {
@@ -128,9 +162,12 @@ async function once(command) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
 try {
-  for (const [name, command] of contenders) {
-    const runs = [];
-    for (let i = 0; i < RUNS; i++) runs.push(await once(command));
+  const runsOf = contenders.map(() => []);
+  for (let i = 0; i < RUNS; i++) {
+    for (const [c, [, command]] of contenders.entries()) runsOf[c].push(await once(command));
+  }
+  for (const [c, [name]] of contenders.entries()) {
+    const runs = runsOf[c];
     rows.push({
       name,
       runs,
@@ -144,7 +181,7 @@ try {
   await cp.stop();
 }
 console.log(
-  `\nmedian of ${RUNS} runs; in-cluster config; one controller, nothing cached; node ${process.version}`,
+  `\nload average (1 min) at the end: ${loadavg()[0].toFixed(1)}; median of ${RUNS} rotated runs; in-cluster config; one controller, nothing cached; node ${process.version}`,
 );
 console.log("contender                               start -> ready   RSS at ready   RSS idle (+2 s)");
 for (const r of rows) {

@@ -22,8 +22,22 @@ const namespace = process.env.BENCH_NAMESPACE;
 const read = process.env.BENCH_READ === "1";
 const write = process.env.BENCH_WRITE === "1";
 
+// BENCH_AJV=1 loads ajv and compiles the configuration schema at start, as the
+// runtime did before the validator was compiled at build time (start-up benchmark).
+if (process.env.BENCH_AJV === "1") {
+  const { createRequire } = await import("node:module");
+  const { Ajv } = createRequire(import.meta.resolve("@tessera/runtime"))("ajv");
+  const { managerConfigSchema } = await import("@tessera/runtime/config");
+  new Ajv({ allErrors: true, strict: false, verbose: true }).compile(managerConfigSchema)({});
+}
+
 await runMain(async (signal) => {
+  const metrics =
+    process.env.BENCH_METRICS === "sdk"
+      ? await (await import("@tessera/runtime/server")).OpenTelemetrySdkMetrics.create()
+      : undefined;
   const manager = await Manager.create({
+    ...(metrics ? { metrics } : {}),
     config: {
       name: "bench",
       mode: /** @type {"every-replica" | "sharded"} */ (process.env.BENCH_MODE ?? "every-replica"),

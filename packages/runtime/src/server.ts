@@ -12,6 +12,10 @@ export type { EndpointServerOptions, EndpointHandler } from "./server/endpoint-s
 export { parseBindAddress } from "./server/bind-address.js";
 export type { BindAddress } from "./server/bind-address.js";
 export { PrometheusMetrics } from "./server/prometheus-metrics.js";
+export { PrometheusMeterProvider } from "./server/prometheus-meter-provider.js";
+export { OpenTelemetrySdkMetrics } from "./server/opentelemetry-sdk-metrics.js";
+export type { OpenTelemetrySdkMetricsOptions } from "./server/opentelemetry-sdk-metrics.js";
+export type { MetricsEndpoint } from "./server/metrics-endpoint.js";
 export { DecisionCache } from "./server/decision-cache.js";
 export type { DecisionCacheOptions } from "./server/decision-cache.js";
 export { TokenReviewAuthenticator } from "./server/token-review-authenticator.js";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { Ajv, type ErrorObject } from "ajv";
+import type { ErrorObject } from "ajv";
 import { parseYaml } from "@tessera/client";
 import { ConfigError, type ConfigViolation } from "./config-error.js";
-import { managerConfigSchema } from "./config-schema.js";
+import { validateManagerConfig } from "./manager-config-validator.generated.js";
 import { applyDefaults } from "./config-defaults.js";
 import { configEnvironmentVariables } from "./config-environment.js";
 import type { ManagerConfig, ManagerConfigInput } from "./manager-config.js";
@@ -33,7 +33,7 @@ type JsonObject = { [key: string]: Json };
 /**
  * Loads the manager's configuration from code, a file and `TESSERA_*`
  * environment variables, each layer overriding the one before (the
- * environment wins), validates it against {@link managerConfigSchema} and
+ * environment wins), validates it against the configuration schema (`managerConfigSchema`, compiled at build time) and
  * fills the schema's defaults (`default` and `x-default`). Throws one
  * {@link ConfigError} listing every violation with its source (exit code 2
  * through `runMain`). The configuration it returns remembers which settings
@@ -72,8 +72,8 @@ export function loadConfig(options: LoadConfigOptions = {}): ManagerConfig {
     merge(merged, layer, name, "", origins);
   }
 
-  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-  const validate = ajv.compile(managerConfigSchema);
+  // Compiled at build time (scripts/config-validator.mjs): no ajv at start-up.
+  const validate = validateManagerConfig;
   if (!validate(merged)) {
     for (const error of validate.errors ?? []) {
       const violation = describe(error, origins);

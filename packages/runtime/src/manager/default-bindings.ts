@@ -87,7 +87,7 @@ function bindConstants(
     Tokens.Logger,
     options.logger ?? new JsonLogger({ level: config.logLevel, fields: { logger: config.name } }),
   );
-  const prometheus = new PrometheusMetrics();
+  const prometheus = options.metrics ?? new PrometheusMetrics();
   constant(Tokens.Metrics, prometheus);
   constant(Tokens.Meter, options.meter ?? prometheus.meter(SCOPE));
   constant(Tokens.Tracer, options.tracer ?? trace.getTracer(SCOPE));

@@ -1,6 +1,7 @@
 import type { KubeConfigLike } from "@tessera/client";
 import type { Instrumentation } from "@tessera/core";
 import type { ManagerConfigInput } from "../config/manager-config.js";
+import type { MetricsEndpoint } from "../server/metrics-endpoint.js";
 
 /**
  * What `Manager.create()` takes; everything is optional. Configuration comes
@@ -19,4 +20,12 @@ export interface ManagerOptions extends Instrumentation {
    * else the in-cluster service account, else `~/.kube/config`.
    */
   kubeConfig?: KubeConfigLike;
+  /**
+   * What serves `/metrics` and gives the default meter. Default: a
+   * `PrometheusMetrics` (a Prometheus exposition behind the OpenTelemetry
+   * metrics API, without the SDK); `await OpenTelemetrySdkMetrics.create()`
+   * (from `@tessera/runtime/server`) for the OpenTelemetry SDK, e.g. to add
+   * an OTLP exporter.
+   */
+  metrics?: MetricsEndpoint;
 }

@@ -4,7 +4,7 @@ import type { KubeTransport } from "@tessera/client";
 import type { ManagerConfig } from "../config/manager-config.js";
 import { parseBindAddress } from "../server/bind-address.js";
 import type { HealthChecks } from "../server/health-checks.js";
-import type { PrometheusMetrics } from "../server/prometheus-metrics.js";
+import type { MetricsEndpoint } from "../server/metrics-endpoint.js";
 import { metricsServer } from "./metrics-server.js";
 import { probeServer } from "./probe-server.js";
 
@@ -21,7 +21,7 @@ export interface ConfiguredServersOptions {
   config: ManagerConfig;
   health: HealthChecks;
   logger: Logger;
-  prometheus: () => PrometheusMetrics;
+  prometheus: () => MetricsEndpoint;
   clock: () => Clock;
   transport: () => KubeTransport;
 }

@@ -6,7 +6,7 @@ import type { KubeTransport } from "@tessera/client";
 import { withAuthenticationAndAuthorization } from "../server/authenticated-handler.js";
 import type { BindAddress } from "../server/bind-address.js";
 import { EndpointServer, type EndpointHandler } from "../server/endpoint-server.js";
-import type { PrometheusMetrics } from "../server/prometheus-metrics.js";
+import type { MetricsEndpoint } from "../server/metrics-endpoint.js";
 import { selfSignedCertificate } from "../server/self-signed-certificate.js";
 import { readServingCertificate, type ServingCertificate } from "../server/serving-certificate.js";
 import { SubjectAccessReviewAuthorizer } from "../server/subject-access-review-authorizer.js";
@@ -17,7 +17,7 @@ export interface MetricsServerOptions {
   config: ManagerConfig["metrics"];
   address: BindAddress;
   logger: Logger;
-  prometheus: PrometheusMetrics;
+  prometheus: MetricsEndpoint;
   clock: Clock;
   /** The API client's connection: scrapes are reviewed with the operator's own credentials. */
   transport: () => KubeTransport;

@@ -4,7 +4,7 @@ import type { Clock, Logger, RandomSource } from "@tessera/core";
 import type { SharedInformerFactory } from "@tessera/informers";
 import type { EventRecorder } from "../client/event-recorder.js";
 import type { ManagerConfig } from "../config/manager-config.js";
-import type { PrometheusMetrics } from "../server/prometheus-metrics.js";
+import type { MetricsEndpoint } from "../server/metrics-endpoint.js";
 import type { CertificateSource } from "../webhook/certificate-source.js";
 
 declare const tokenType: unique symbol;
@@ -47,8 +47,8 @@ export const Tokens = Object.freeze({
   InformerFactory: token<SharedInformerFactory>("tessera.InformerFactory"),
   /** Records Kubernetes Events about objects. */
   EventRecorder: token<EventRecorder>("tessera.EventRecorder"),
-  /** The MeterProvider and Prometheus exporter behind `/metrics`; `Meter` defaults to its meter. */
-  Metrics: token<PrometheusMetrics>("tessera.Metrics"),
+  /** What serves `/metrics` (a `PrometheusMetrics` unless `options.metrics` gives one); `Meter` defaults to its meter. */
+  Metrics: token<MetricsEndpoint>("tessera.Metrics"),
   Clock: token<Clock>("tessera.Clock"),
   Random: token<RandomSource>("tessera.Random"),
   Logger: token<Logger>("tessera.Logger"),

@@ -1,44 +1,41 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Meter } from "@opentelemetry/api";
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
-import { MeterProvider } from "@opentelemetry/sdk-metrics";
+import type { MetricsEndpoint } from "./metrics-endpoint.js";
+import { PrometheusMeterProvider } from "./prometheus-meter-provider.js";
 
 /**
- * The manager's metrics: an OpenTelemetry `MeterProvider` whose reader is
- * the OpenTelemetry Prometheus exporter, served at `/metrics` by the
- * manager's own server. Every Tessera package already records through the
- * OTel metrics API, so the SDK with its Prometheus exporter exposes them
- * as they are, with no second registry (prom-client behind the API would
- * need a bridge) and an OTLP exporter one reader away. The exporter keeps
- * our names (it adds `_total` only to counters that lack it and no unit
- * suffix), so they come out as controller-runtime's; scope labels and
- * `target_info` are off, as a Prometheus user expects.
+ * The manager's metrics, by default: a {@link PrometheusMeterProvider}
+ * behind the OpenTelemetry metrics API, served at `/metrics` by the
+ * manager's own server. Every Tessera package records through the OTel
+ * metrics API, so they are exposed as they are, under the names, types and
+ * labels the OpenTelemetry SDK with its Prometheus exporter gave them
+ * (`_total` added only to counters that lack it, no unit suffix, no scope
+ * labels or `target_info`), without loading the SDK (about 30 MiB of an idle
+ * process). For OTLP, views or exemplars use {@link OpenTelemetrySdkMetrics}.
  */
-export class PrometheusMetrics {
-  readonly exporter: PrometheusExporter;
-  readonly provider: MeterProvider;
+export class PrometheusMetrics implements MetricsEndpoint {
+  readonly provider = new PrometheusMeterProvider();
 
-  constructor() {
-    this.exporter = new PrometheusExporter({
-      preventServerStart: true,
-      withoutScopeInfo: true,
-      withoutTargetInfo: true,
-    });
-    this.provider = new MeterProvider({ readers: [this.exporter] });
-  }
-
-  /** The meter every component of the manager records with. */
-  meter(scope = "@tessera/runtime"): Meter {
-    return this.provider.getMeter(scope);
+  /** The meter every component of the manager records with (one for every scope). */
+  meter(_scope?: string): Meter {
+    return this.provider.getMeter();
   }
 
   /** Serves the Prometheus text exposition. */
-  handle(request: IncomingMessage, response: ServerResponse): void {
-    this.exporter.getMetricsRequestHandler(request, response);
+  handle(_request: IncomingMessage, response: ServerResponse): void {
+    this.provider.collect().then(
+      (text) => {
+        response.statusCode = 200;
+        response.setHeader("content-type", "text/plain");
+        response.end(text);
+      },
+      (error: unknown) => {
+        response.statusCode = 500;
+        response.end(`# failed to collect metrics: ${String(error)}`);
+      },
+    );
   }
 
-  /** Stops the provider (a last collection, then nothing). */
-  async close(): Promise<void> {
-    await this.provider.shutdown();
-  }
+  /** Nothing to flush: a scrape reads the values in place. */
+  async close(): Promise<void> {}
 }
