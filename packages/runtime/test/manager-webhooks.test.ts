@@ -114,12 +114,13 @@ describe("Manager webhooks", () => {
     }
   });
 
-  it("without webhook.certDir or a source of its own, run fails saying what to set", async () => {
-    const manager = await newManager();
+  // The default source is the operator's own Secret (webhook-certificates.test covers it on a real API server).
+  it("with certificates from files but no webhook.certDir, run fails saying what to set", async () => {
+    const manager = await newManager({ webhook: { certificates: { source: "files" } } });
     manager.register(WidgetWebhook);
     await assert.rejects(
       manager.run(new AbortController().signal),
-      /the webhook server has no certificate: set webhook\.certDir \(TESSERA_WEBHOOK_CERT_DIR\) to a directory holding tls\.crt and tls\.key/,
+      /webhook\.certificates\.source is files but webhook\.certDir is not set: set it \(TESSERA_WEBHOOK_CERT_DIR\) to a directory holding tls\.crt and tls\.key/,
     );
   });
 
