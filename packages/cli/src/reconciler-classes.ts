@@ -103,6 +103,17 @@ export function findClasses(
   return found;
 }
 
+/** The import a list module (`src/controllers/index.ts`, `src/webhooks/index.ts`) needs for a class it leaves out. */
+export function importStatementIn(listModule: string, c: ReconcilerClass): string {
+  const from = relative(dirname(listModule), c.file.replace(/\.tsx?$/, ".js"))
+    .split("\\")
+    .join("/");
+  const specifier = from.startsWith(".") ? from : `./${from}`;
+  return c.exported === "default"
+    ? `import ${c.name} from "${specifier}";`
+    : `import { ${c.name} } from "${specifier}";`;
+}
+
 /**
  * Throws a {@link CliError} naming each reconciler class of the project that
  * `listed` (the names of the listed classes) leaves out, with its file and
@@ -118,15 +129,7 @@ export function checkEveryReconcilerListed(
   const missing = classes.filter((c) => !listed.includes(c.name));
   if (missing.length > 0) {
     const one = missing.length === 1;
-    const imports = missing.map((c) => {
-      const from = relative(dirname(CONTROLLER_LIST_MODULE), c.file.replace(/\.tsx?$/, ".js"))
-        .split("\\")
-        .join("/");
-      const specifier = from.startsWith(".") ? from : `./${from}`;
-      return c.exported === "default"
-        ? `import ${c.name} from "${specifier}";`
-        : `import { ${c.name} } from "${specifier}";`;
-    });
+    const imports = missing.map((c) => importStatementIn(CONTROLLER_LIST_MODULE, c));
     throw new CliError(
       `${one ? "a reconciler is" : `${missing.length} reconcilers are`} not listed in ${CONTROLLER_LIST_MODULE}, ` +
         `so the operator would not run ${one ? "it" : "them"} and generate would grant ${one ? "it" : "them"} no RBAC:\n` +

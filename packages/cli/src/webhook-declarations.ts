@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, relative } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { WebhookDefinition } from "@tessera/runtime/codegen";
 import { CliError } from "./cli-error.js";
-import { findClasses } from "./reconciler-classes.js";
+import { findClasses, importStatementIn } from "./reconciler-classes.js";
 
 /** The module where a project lists its webhooks, relative to the project. */
 export const WEBHOOK_LIST_MODULE = "src/webhooks/index.ts";
@@ -90,15 +90,7 @@ export function checkEveryWebhookListed(dir: string, listed: readonly string[]):
     (members) => members.has("webhook") && ADMISSION_METHODS.some((m) => members.has(m)),
   ).filter((c) => !listed.includes(c.name));
   if (missing.length === 0) return;
-  const imports = missing.map((c) => {
-    const from = relative(dirname(WEBHOOK_LIST_MODULE), c.file.replace(/\.tsx?$/, ".js"))
-      .split("\\")
-      .join("/");
-    const specifier = from.startsWith(".") ? from : `./${from}`;
-    return c.exported === "default"
-      ? `import ${c.name} from "${specifier}";`
-      : `import { ${c.name} } from "${specifier}";`;
-  });
+  const imports = missing.map((c) => importStatementIn(WEBHOOK_LIST_MODULE, c));
   throw new CliError(
     `${missing.length === 1 ? "a webhook plugin is" : `${missing.length} webhook plugins are`} not listed in ${WEBHOOK_LIST_MODULE}, ` +
       `so the operator would not serve it and generate would register no webhook configuration for it:\n` +
