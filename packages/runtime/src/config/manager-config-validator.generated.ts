@@ -5,7 +5,7 @@ import helper0 from "ajv/dist/runtime/ucs2length.js";
 
 
 
-const schema11 = {"$id":"https://tessera.dev/schemas/manager-config.json","title":"Tessera manager configuration","type":"object","additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":48,"default":"tessera-operator","description":"The operator's name (a DNS label): field manager, Lease and ring prefix, logger name. Required when a controller runs in `leader` or `sharded` mode, so that two operators never share a Lease or a ring; the default serves `every-replica` operators only."},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63,"x-default":"`POD_NAMESPACE`, else the service account's namespace, else `\"default\"`","description":"Where the manager keeps its Leases and ring assignments."},"identity":{"type":"string","minLength":1,"maxLength":128,"x-default":"`POD_NAME`, else the host name and a random suffix","description":"This replica's identity in elections and rings; it names Leases, so a lowercase RFC 1123 name."},"fieldManager":{"type":"string","minLength":1,"maxLength":128,"x-default":"`name`","description":"The field manager of writes and server-side apply."},"mode":{"enum":["leader","sharded","every-replica"],"default":"leader","description":"The mode of controllers that do not choose one: `leader` (only the Lease holder reconciles), `sharded` (replicas split the objects) or `every-replica`. A controller's entry in `controllers` wins over its declaration (`.mode()`), which wins over this."},"kubeconfig":{"type":"string","minLength":1,"x-optional":true,"description":"Path of a kubeconfig file; absent: `KUBECONFIG`, else the in-cluster service account, else `~/.kube/config`."},"allowInsecureTLS":{"type":"boolean","default":false,"description":"Accept a kubeconfig cluster with `insecure-skip-tls-verify: true` (refused otherwise, naming the file, context and cluster); warns once. For development clusters only."},"logLevel":{"enum":["debug","info","warn","error"],"default":"info","description":"The lowest level logged."},"wire":{"enum":["protobuf","json"],"default":"protobuf","description":"Kubernetes protobuf for built-in kinds (custom resources are JSON either way): a third of the apiserver's CPU for a watch-list; or JSON for all."},"compression":{"enum":["gzip","none"],"default":"none","description":"`gzip` offers gzip on the informers' LISTs and WATCHes: 4x fewer bytes, more CPU on both sides; pays on a slow link to the API server (docs/benchmarks.md)."},"leaderElection":{"type":"object","additionalProperties":false,"description":"The Lease of `leader` controllers; the durations also time ring members' Leases.","properties":{"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$","maxLength":253,"x-default":"`<name>-leader`","description":"The Lease the leader holds, in `namespace`."},"leaseDurationMs":{"type":"integer","minimum":1000,"default":15000,"description":"How long a Lease is held without renewal before another replica may take it."},"renewDeadlineMs":{"type":"integer","minimum":500,"default":10000,"description":"How long the leader keeps retrying a renewal before it gives up leading; less than `leaseDurationMs`."},"retryPeriodMs":{"type":"integer","minimum":100,"default":2000,"description":"The interval between attempts to acquire or renew; `renewDeadlineMs` must exceed 1.2 of it."}}},"sharding":{"type":"object","additionalProperties":false,"description":"The rings of `sharded` controllers.","properties":{"ring":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":40,"x-default":"`name`","description":"The ring name prefix: each sharded controller's ring is `<ring>-<controller>`."},"slots":{"type":"integer","enum":[1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,65536],"default":256,"x-expected":"a power of two from 1 to 65536","description":"Slots of each sharded controller's ring: a power of two from 1 to 65536."}}},"shutdown":{"type":"object","additionalProperties":false,"description":"Graceful shutdown.","properties":{"drainTimeoutMs":{"type":"integer","minimum":0,"default":30000,"description":"How long reconciles in flight may finish after SIGTERM before they are aborted."}}},"healthBindAddress":{"type":"string","pattern":"^(0|[^\\s:]*:[0-9]{1,5})$","default":":8081","description":"`/healthz` and `/readyz` (plain HTTP): \"host:port\", \":port\", or \"0\" to turn the server off."},"metricsBindAddress":{"type":"string","pattern":"^(0|[^\\s:]*:[0-9]{1,5})$","x-default":"`\":8080\"`, or `\":8443\"` when `metrics.secure`","description":"`/metrics`: \"host:port\", \":port\", or \"0\" to turn the server off."},"metrics":{"type":"object","additionalProperties":false,"description":"Secure serving of `/metrics`, as controller-runtime's: a production deployment sets `secure: true` (auth follows) and grants `create` on `tokenreviews` and `subjectaccessreviews`.","properties":{"secure":{"type":"boolean","default":false,"description":"Serve `/metrics` over HTTPS; the probes stay plain HTTP."},"certFile":{"type":"string","minLength":1,"x-optional":true,"description":"PEM certificate file (e.g. a mounted Secret's `tls.crt`), given with `keyFile`; absent (with `secure`): a self-signed certificate made at start."},"keyFile":{"type":"string","minLength":1,"x-optional":true,"description":"PEM private key file of `certFile` (e.g. `tls.key`)."},"auth":{"type":"boolean","x-default":"`metrics.secure`","description":"Authenticate every scrape's bearer token (TokenReview) and authorize its user (SubjectAccessReview, `get` on `/metrics`): 401, 403, or the metrics. The operator then needs `create` on `tokenreviews` and `subjectaccessreviews`."}}},"webhookBindAddress":{"type":"string","pattern":"^(0|[^\\s:]*:[0-9]{1,5})$","default":":9443","description":"The webhook server (HTTPS; admission and conversion webhooks, on every replica), started only when webhooks are registered: \"host:port\", \":port\", or \"0\" to turn it off."},"webhook":{"type":"object","additionalProperties":false,"description":"The webhook server's certificate.","properties":{"certDir":{"type":"string","minLength":1,"x-optional":true,"description":"A directory holding the serving certificate as `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls` Secret, e.g. cert-manager's), reloaded when the files change."},"certificates":{"type":"object","additionalProperties":false,"description":"Where the webhook server's certificate comes from, and how the operator rotates the one it keeps (docs/how-to/webhook-certificates.md).","properties":{"source":{"enum":["secret","files"],"x-default":"`files` when `webhook.certDir` is set, else `secret`","description":"`secret`: the operator keeps a CA and a serving certificate in the Secret `<name>-webhook-server-cert` in `namespace`, shared by its replicas, rotates them and writes the CA bundle into its webhook configurations and CRDs; `files`: the files in `webhook.certDir` (cert-manager's, or any mounted Secret)."},"extraHosts":{"type":"array","items":{"type":"string","minLength":1,"maxLength":253},"uniqueItems":true,"default":[],"description":"Host names and IP addresses the `secret` certificate names besides `<service>.<namespace>.svc` and `<service>.<namespace>.svc.cluster.local`, e.g. `[\"127.0.0.1\"]`; in the environment, comma-separated."},"servingValidityMs":{"type":"integer","minimum":2000,"default":31536000000,"description":"How long a `secret` serving certificate is valid (default a year); renewed at two thirds of it."},"caValidityMs":{"type":"integer","minimum":2000,"default":315360000000,"description":"How long a `secret` CA is valid (default ten years); renewed at two thirds of it, with an overlap. More than six `overlapMs`."},"overlapMs":{"type":"integer","minimum":1,"default":3600000,"description":"How long both the old and the new CA are trusted before each step of a CA rotation (the new CA signs; the old CA leaves the bundle): more than twice `pollIntervalMs`, and than the API server takes to see a new CA bundle."},"pollIntervalMs":{"type":"integer","minimum":100,"default":60000,"description":"How often each replica reads the `secret` Secret for another replica's rotation, and checks the CA bundle it injected."}}}}},"cache":{"type":"object","additionalProperties":false,"description":"The informer caches.","properties":{"syncTimeoutMs":{"type":"integer","minimum":1,"default":120000,"description":"How long start-up waits for the caches to sync before failing."},"namespaces":{"type":"array","items":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"uniqueItems":true,"default":[],"description":"The namespaces every cache of a namespaced kind holds (one informer per namespace), e.g. `[\"team-a\",\"team-b\"]`; in the environment, comma-separated. Empty: all namespaces. `cache.byKind` and a declaration's `namespaces` win over it."},"byKind":{"type":"object","default":{},"description":"Per-kind cache scope, by resource as RBAC names it (`configmaps`, `deployments.apps`, `widgets.example.com`), e.g. `{\"secrets\":{\"labels\":\"app=web\"}}`; a declaration's own cache options win over it.","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"namespaces":{"type":"array","items":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"uniqueItems":true,"x-optional":true,"description":"The namespaces to cache; absent: `cache.namespaces`."},"labels":{"type":"string","minLength":1,"x-optional":true,"description":"A label selector (`app=web,tier!=db`): only matching objects are cached."},"fields":{"type":"string","minLength":1,"x-optional":true,"description":"A field selector (`status.phase!=Succeeded`): only matching objects are cached."},"compact":{"type":"boolean","x-optional":true,"description":"Keep the objects as their JSON text, decoded when read (a declaration's `compact` wins); absent: off."}}}},"lazy":{"type":"boolean","default":false,"description":"A cached read of a kind no controller declares starts a cache of the whole kind (every object in every namespace) instead of failing with an error that says to declare it or to read it with `Tokens.ApiReader`."}}},"controllers":{"type":"object","default":{},"description":"Per-controller overrides, by controller name, e.g. `{\"widget\":{\"mode\":\"sharded\",\"concurrency\":4}}`; each wins over the controller's declaration.","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"mode":{"enum":["leader","sharded","every-replica"],"x-optional":true,"description":"The controller's mode (`leader`, `sharded` or `every-replica`); absent: its declaration's, else `mode`."},"concurrency":{"type":"integer","minimum":1,"maximum":1024,"x-optional":true,"description":"Max concurrent reconciles; absent: the declaration's, else 1."},"reconcileTimeoutMs":{"type":"integer","minimum":0,"x-optional":true,"description":"Per-reconcile timeout, 0 for none; absent: the declaration's, else 0."},"maxIntervalMs":{"type":"integer","minimum":0,"x-optional":true,"description":"The resync floor: each object of the primary kind is reconciled at least this often, spread over the period (0: never); absent: the declaration's, else 36000000 (10 h)."}}}}}};
+const schema11 = {"$id":"https://tessera.dev/schemas/manager-config.json","title":"Tessera manager configuration","type":"object","additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":48,"default":"tessera-operator","description":"The operator's name (a DNS label): field manager, Lease and ring prefix, logger name. Required when a controller runs in `leader` or `sharded` mode, so that two operators never share a Lease or a ring; the default serves `every-replica` operators only."},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63,"x-default":"`POD_NAMESPACE`, else the service account's namespace, else `\"default\"`","description":"Where the manager keeps its Leases and ring assignments."},"identity":{"type":"string","minLength":1,"maxLength":128,"x-default":"`POD_NAME`, else the host name and a random suffix","description":"This replica's identity in elections and rings; it names Leases, so a lowercase RFC 1123 name."},"fieldManager":{"type":"string","minLength":1,"maxLength":128,"x-default":"`name`","description":"The field manager of writes and server-side apply."},"mode":{"enum":["leader","sharded","every-replica"],"default":"leader","description":"The mode of controllers that do not choose one: `leader` (only the Lease holder reconciles), `sharded` (replicas split the objects) or `every-replica`. A controller's entry in `controllers` wins over its declaration (`.mode()`), which wins over this."},"kubeconfig":{"type":"string","minLength":1,"x-optional":true,"description":"Path of a kubeconfig file; absent: `KUBECONFIG`, else the in-cluster service account, else `~/.kube/config`."},"allowInsecureTLS":{"type":"boolean","default":false,"description":"Accept a kubeconfig cluster with `insecure-skip-tls-verify: true` (refused otherwise, naming the file, context and cluster); warns once. For development clusters only."},"logLevel":{"enum":["debug","info","warn","error"],"default":"info","description":"The lowest level logged."},"wire":{"enum":["protobuf","json"],"default":"protobuf","description":"Kubernetes protobuf for built-in kinds (custom resources are JSON either way): a third of the apiserver's CPU for a watch-list; or JSON for all."},"compression":{"enum":["gzip","none"],"default":"none","description":"`gzip` offers gzip on the informers' LISTs and WATCHes: 4x fewer bytes, more CPU on both sides; pays on a slow link to the API server (docs/benchmarks.md)."},"leaderElection":{"type":"object","additionalProperties":false,"description":"The Lease of `leader` controllers; the durations also time ring members' Leases.","properties":{"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$","maxLength":253,"x-default":"`<name>-leader`","description":"The Lease the leader holds, in `namespace`."},"leaseDurationMs":{"type":"integer","minimum":1000,"default":15000,"description":"How long a Lease is held without renewal before another replica may take it."},"renewDeadlineMs":{"type":"integer","minimum":500,"default":10000,"description":"How long the leader keeps retrying a renewal before it gives up leading; less than `leaseDurationMs`."},"retryPeriodMs":{"type":"integer","minimum":100,"default":2000,"description":"The interval between attempts to acquire or renew; `renewDeadlineMs` must exceed 1.2 of it."}}},"sharding":{"type":"object","additionalProperties":false,"description":"The rings of `sharded` controllers.","properties":{"ring":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":40,"x-default":"`name`","description":"The ring name prefix: each sharded controller's ring is `<ring>-<controller>`."},"slots":{"type":"integer","enum":[1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,65536],"default":256,"x-expected":"a power of two from 1 to 65536","description":"Slots of each sharded controller's ring: a power of two from 1 to 65536."}}},"shutdown":{"type":"object","additionalProperties":false,"description":"Graceful shutdown.","properties":{"drainTimeoutMs":{"type":"integer","minimum":0,"default":30000,"description":"How long reconciles in flight may finish after SIGTERM before they are aborted."}}},"healthBindAddress":{"type":"string","pattern":"^(0|[^\\s:]*:[0-9]{1,5})$","default":":8081","description":"`/healthz` and `/readyz` (plain HTTP): \"host:port\", \":port\", or \"0\" to turn the server off."},"metricsBindAddress":{"type":"string","pattern":"^(0|[^\\s:]*:[0-9]{1,5})$","x-default":"`\":8080\"`, or `\":8443\"` when `metrics.secure`","description":"`/metrics`: \"host:port\", \":port\", or \"0\" to turn the server off."},"metrics":{"type":"object","additionalProperties":false,"description":"Secure serving of `/metrics`, as controller-runtime's: a production deployment sets `secure: true` (auth follows) and grants `create` on `tokenreviews` and `subjectaccessreviews`.","properties":{"secure":{"type":"boolean","default":false,"description":"Serve `/metrics` over HTTPS; the probes stay plain HTTP."},"certFile":{"type":"string","minLength":1,"x-optional":true,"description":"PEM certificate file (e.g. a mounted Secret's `tls.crt`), given with `keyFile`; absent (with `secure`): a self-signed certificate made at start."},"keyFile":{"type":"string","minLength":1,"x-optional":true,"description":"PEM private key file of `certFile` (e.g. `tls.key`)."},"auth":{"type":"boolean","x-default":"`metrics.secure`","description":"Authenticate every scrape's bearer token (TokenReview) and authorize its user (SubjectAccessReview, `get` on `/metrics`): 401, 403, or the metrics. The operator then needs `create` on `tokenreviews` and `subjectaccessreviews`."}}},"webhookBindAddress":{"type":"string","pattern":"^(0|[^\\s:]*:[0-9]{1,5})$","default":":9443","description":"The webhook server (HTTPS; admission and conversion webhooks, on every replica), started only when webhooks are registered: \"host:port\", \":port\", or \"0\" to turn it off."},"webhook":{"type":"object","additionalProperties":false,"description":"The webhook server's certificate.","properties":{"certDir":{"type":"string","minLength":1,"x-optional":true,"description":"A directory holding the serving certificate as `tls.crt` and `tls.key` (a mounted `kubernetes.io/tls` Secret, e.g. cert-manager's), reloaded when the files change."},"certificates":{"type":"object","additionalProperties":false,"description":"Where the webhook server's certificate comes from, and how the operator rotates the one it keeps (docs/how-to/webhook-certificates.md).","properties":{"source":{"enum":["secret","files"],"x-default":"`files` when `webhook.certDir` is set, else `secret`","description":"`secret`: the operator keeps a CA and a serving certificate in the Secret `<name>-webhook-server-cert` in `namespace`, shared by its replicas, rotates them and writes the CA bundle into its webhook configurations and CRDs; `files`: the files in `webhook.certDir` (cert-manager's, or any mounted Secret)."},"extraHosts":{"type":"array","items":{"type":"string","minLength":1,"maxLength":253},"uniqueItems":true,"default":[],"description":"Host names and IP addresses the `secret` certificate names besides `<service>.<namespace>.svc` and `<service>.<namespace>.svc.cluster.local`, e.g. `[\"127.0.0.1\"]`; in the environment, comma-separated."},"servingValidityMs":{"type":"integer","minimum":2000,"default":31536000000,"description":"How long a `secret` serving certificate is valid (default a year); renewed at two thirds of it."},"caValidityMs":{"type":"integer","minimum":2000,"default":315360000000,"description":"How long a `secret` CA is valid (default ten years); renewed at two thirds of it, with an overlap. More than six `overlapMs`."},"overlapMs":{"type":"integer","minimum":1,"default":3600000,"description":"How long both the old and the new CA are trusted before each step of a CA rotation (the new CA signs; the old CA leaves the bundle): more than twice `pollIntervalMs`, and than the API server takes to see a new CA bundle."},"pollIntervalMs":{"type":"integer","minimum":100,"default":60000,"description":"How often each replica reads the `secret` Secret for another replica's rotation, and checks the CA bundle it injected."}}}}},"cache":{"type":"object","additionalProperties":false,"description":"The informer caches.","properties":{"syncTimeoutMs":{"type":"integer","minimum":1,"default":120000,"description":"How long start-up waits for the caches to sync before failing."},"namespaces":{"type":"array","items":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"uniqueItems":true,"default":[],"description":"The namespaces every cache of a namespaced kind holds (one informer per namespace), e.g. `[\"team-a\",\"team-b\"]`; in the environment, comma-separated. Empty: all namespaces. `cache.byKind` and a declaration's `namespaces` win over it."},"byKind":{"type":"object","default":{},"description":"Per-kind cache scope, by resource as RBAC names it (`configmaps`, `deployments.apps`, `widgets.example.com`), e.g. `{\"secrets\":{\"labels\":\"app=web\"}}`; a declaration's own cache options win over it.","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"namespaces":{"type":"array","items":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"uniqueItems":true,"x-optional":true,"description":"The namespaces to cache; absent: `cache.namespaces`."},"labels":{"type":"string","minLength":1,"x-optional":true,"description":"A label selector (`app=web,tier!=db`): only matching objects are cached."},"fields":{"type":"string","minLength":1,"x-optional":true,"description":"A field selector (`status.phase!=Succeeded`): only matching objects are cached."},"compact":{"type":"boolean","x-optional":true,"description":"Keep the objects as their JSON text, decoded when read (a declaration's `compact` wins); absent: off."}}}},"readYourWritesMs":{"type":"integer","minimum":0,"default":0,"description":"Read your own writes: after the manager's client writes an object, a cached read of it waits up to this long (from the write) until the cache has seen the written resourceVersion; 0: off (reads may return the version before the write)."},"lazy":{"type":"boolean","default":false,"description":"A cached read of a kind no controller declares starts a cache of the whole kind (every object in every namespace) instead of failing with an error that says to declare it or to read it with `Tokens.ApiReader`."}}},"controllers":{"type":"object","default":{},"description":"Per-controller overrides, by controller name, e.g. `{\"widget\":{\"mode\":\"sharded\",\"concurrency\":4}}`; each wins over the controller's declaration.","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"mode":{"enum":["leader","sharded","every-replica"],"x-optional":true,"description":"The controller's mode (`leader`, `sharded` or `every-replica`); absent: its declaration's, else `mode`."},"concurrency":{"type":"integer","minimum":1,"maximum":1024,"x-optional":true,"description":"Max concurrent reconciles; absent: the declaration's, else 1."},"reconcileTimeoutMs":{"type":"integer","minimum":0,"x-optional":true,"description":"Per-reconcile timeout, 0 for none; absent: the declaration's, else 0."},"maxIntervalMs":{"type":"integer","minimum":0,"x-optional":true,"description":"The resync floor: each object of the primary kind is reconciled at least this often, spread over the period (0: never); absent: the declaration's, else 36000000 (10 h)."},"maxBackoffMs":{"type":"integer","minimum":1,"x-optional":true,"description":"Caps the per-object backoff of failed reconciles, in ms (the default rate limiter's longest delay); absent: the declaration's `withOptions({ maxBackoffMs })`, else 1000000 (about 16.7 min). Not with a controller's own `rateLimiter`."}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = helper0.default;
 const pattern0 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
@@ -982,7 +982,7 @@ if(data.cache !== undefined){
 let data38 = data.cache;
 if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
 for(const key7 in data38){
-if(!((((key7 === "syncTimeoutMs") || (key7 === "namespaces")) || (key7 === "byKind")) || (key7 === "lazy"))){
+if(!(((((key7 === "syncTimeoutMs") || (key7 === "namespaces")) || (key7 === "byKind")) || (key7 === "readYourWritesMs")) || (key7 === "lazy"))){
 const err76 = {instancePath:instancePath+"/cache",schemaPath:"#/properties/cache/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.cache,data:data38};
 if(vErrors === null){
 vErrors = [err76];
@@ -1273,10 +1273,10 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data38.lazy !== undefined){
-let data49 = data38.lazy;
-if(typeof data49 !== "boolean"){
-const err97 = {instancePath:instancePath+"/cache/lazy",schemaPath:"#/properties/cache/properties/lazy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.cache.properties.lazy.type,parentSchema:schema11.properties.cache.properties.lazy,data:data49};
+if(data38.readYourWritesMs !== undefined){
+let data49 = data38.readYourWritesMs;
+if(!((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49)))){
+const err97 = {instancePath:instancePath+"/cache/readYourWritesMs",schemaPath:"#/properties/cache/properties/readYourWritesMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.cache.properties.readYourWritesMs.type,parentSchema:schema11.properties.cache.properties.readYourWritesMs,data:data49};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1285,10 +1285,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-}
-else {
-const err98 = {instancePath:instancePath+"/cache",schemaPath:"#/properties/cache/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.cache.type,parentSchema:schema11.properties.cache,data:data38};
+if(typeof data49 == "number"){
+if(data49 < 0 || isNaN(data49)){
+const err98 = {instancePath:instancePath+"/cache/readYourWritesMs",schemaPath:"#/properties/cache/properties/readYourWritesMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.cache.properties.readYourWritesMs,data:data49};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1298,15 +1297,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data.controllers !== undefined){
-let data50 = data.controllers;
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
-for(const key10 in data50){
-let data51 = data50[key10];
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-for(const key11 in data51){
-if(!((((key11 === "mode") || (key11 === "concurrency")) || (key11 === "reconcileTimeoutMs")) || (key11 === "maxIntervalMs"))){
-const err99 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/controllers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.controllers.additionalProperties,data:data51};
+}
+if(data38.lazy !== undefined){
+let data50 = data38.lazy;
+if(typeof data50 !== "boolean"){
+const err99 = {instancePath:instancePath+"/cache/lazy",schemaPath:"#/properties/cache/properties/lazy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.cache.properties.lazy.type,parentSchema:schema11.properties.cache.properties.lazy,data:data50};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1316,10 +1311,9 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data51.mode !== undefined){
-let data52 = data51.mode;
-if(!(((data52 === "leader") || (data52 === "sharded")) || (data52 === "every-replica"))){
-const err100 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/mode",schemaPath:"#/properties/controllers/additionalProperties/properties/mode/enum",keyword:"enum",params:{allowedValues: schema11.properties.controllers.additionalProperties.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.controllers.additionalProperties.properties.mode.enum,parentSchema:schema11.properties.controllers.additionalProperties.properties.mode,data:data52};
+}
+else {
+const err100 = {instancePath:instancePath+"/cache",schemaPath:"#/properties/cache/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.cache.type,parentSchema:schema11.properties.cache,data:data38};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1329,10 +1323,15 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data51.concurrency !== undefined){
-let data53 = data51.concurrency;
-if(!((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53)))){
-const err101 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrency",schemaPath:"#/properties/controllers/additionalProperties/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.controllers.additionalProperties.properties.concurrency.type,parentSchema:schema11.properties.controllers.additionalProperties.properties.concurrency,data:data53};
+if(data.controllers !== undefined){
+let data51 = data.controllers;
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+for(const key10 in data51){
+let data52 = data51[key10];
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+for(const key11 in data52){
+if(!(((((key11 === "mode") || (key11 === "concurrency")) || (key11 === "reconcileTimeoutMs")) || (key11 === "maxIntervalMs")) || (key11 === "maxBackoffMs"))){
+const err101 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/controllers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.controllers.additionalProperties,data:data52};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1341,9 +1340,11 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(typeof data53 == "number"){
-if(data53 > 1024 || isNaN(data53)){
-const err102 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrency",schemaPath:"#/properties/controllers/additionalProperties/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema11.properties.controllers.additionalProperties.properties.concurrency,data:data53};
+}
+if(data52.mode !== undefined){
+let data53 = data52.mode;
+if(!(((data53 === "leader") || (data53 === "sharded")) || (data53 === "every-replica"))){
+const err102 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/mode",schemaPath:"#/properties/controllers/additionalProperties/properties/mode/enum",keyword:"enum",params:{allowedValues: schema11.properties.controllers.additionalProperties.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.controllers.additionalProperties.properties.mode.enum,parentSchema:schema11.properties.controllers.additionalProperties.properties.mode,data:data53};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1352,8 +1353,11 @@ vErrors.push(err102);
 }
 errors++;
 }
-if(data53 < 1 || isNaN(data53)){
-const err103 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrency",schemaPath:"#/properties/controllers/additionalProperties/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.controllers.additionalProperties.properties.concurrency,data:data53};
+}
+if(data52.concurrency !== undefined){
+let data54 = data52.concurrency;
+if(!((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54)))){
+const err103 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrency",schemaPath:"#/properties/controllers/additionalProperties/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.controllers.additionalProperties.properties.concurrency.type,parentSchema:schema11.properties.controllers.additionalProperties.properties.concurrency,data:data54};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1362,12 +1366,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-}
-if(data51.reconcileTimeoutMs !== undefined){
-let data54 = data51.reconcileTimeoutMs;
-if(!((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54)))){
-const err104 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/reconcileTimeoutMs",schemaPath:"#/properties/controllers/additionalProperties/properties/reconcileTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.controllers.additionalProperties.properties.reconcileTimeoutMs.type,parentSchema:schema11.properties.controllers.additionalProperties.properties.reconcileTimeoutMs,data:data54};
+if(typeof data54 == "number"){
+if(data54 > 1024 || isNaN(data54)){
+const err104 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrency",schemaPath:"#/properties/controllers/additionalProperties/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema11.properties.controllers.additionalProperties.properties.concurrency,data:data54};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1376,9 +1377,8 @@ vErrors.push(err104);
 }
 errors++;
 }
-if(typeof data54 == "number"){
-if(data54 < 0 || isNaN(data54)){
-const err105 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/reconcileTimeoutMs",schemaPath:"#/properties/controllers/additionalProperties/properties/reconcileTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.controllers.additionalProperties.properties.reconcileTimeoutMs,data:data54};
+if(data54 < 1 || isNaN(data54)){
+const err105 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/concurrency",schemaPath:"#/properties/controllers/additionalProperties/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.controllers.additionalProperties.properties.concurrency,data:data54};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1389,10 +1389,10 @@ errors++;
 }
 }
 }
-if(data51.maxIntervalMs !== undefined){
-let data55 = data51.maxIntervalMs;
+if(data52.reconcileTimeoutMs !== undefined){
+let data55 = data52.reconcileTimeoutMs;
 if(!((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55)))){
-const err106 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxIntervalMs",schemaPath:"#/properties/controllers/additionalProperties/properties/maxIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.controllers.additionalProperties.properties.maxIntervalMs.type,parentSchema:schema11.properties.controllers.additionalProperties.properties.maxIntervalMs,data:data55};
+const err106 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/reconcileTimeoutMs",schemaPath:"#/properties/controllers/additionalProperties/properties/reconcileTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.controllers.additionalProperties.properties.reconcileTimeoutMs.type,parentSchema:schema11.properties.controllers.additionalProperties.properties.reconcileTimeoutMs,data:data55};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1403,7 +1403,7 @@ errors++;
 }
 if(typeof data55 == "number"){
 if(data55 < 0 || isNaN(data55)){
-const err107 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxIntervalMs",schemaPath:"#/properties/controllers/additionalProperties/properties/maxIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.controllers.additionalProperties.properties.maxIntervalMs,data:data55};
+const err107 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/reconcileTimeoutMs",schemaPath:"#/properties/controllers/additionalProperties/properties/reconcileTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.controllers.additionalProperties.properties.reconcileTimeoutMs,data:data55};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1414,9 +1414,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err108 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/controllers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.controllers.additionalProperties.type,parentSchema:schema11.properties.controllers.additionalProperties,data:data51};
+if(data52.maxIntervalMs !== undefined){
+let data56 = data52.maxIntervalMs;
+if(!((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56)))){
+const err108 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxIntervalMs",schemaPath:"#/properties/controllers/additionalProperties/properties/maxIntervalMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.controllers.additionalProperties.properties.maxIntervalMs.type,parentSchema:schema11.properties.controllers.additionalProperties.properties.maxIntervalMs,data:data56};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1425,10 +1426,9 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-}
-else {
-const err109 = {instancePath:instancePath+"/controllers",schemaPath:"#/properties/controllers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.controllers.type,parentSchema:schema11.properties.controllers,data:data50};
+if(typeof data56 == "number"){
+if(data56 < 0 || isNaN(data56)){
+const err109 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxIntervalMs",schemaPath:"#/properties/controllers/additionalProperties/properties/maxIntervalMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.controllers.additionalProperties.properties.maxIntervalMs,data:data56};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1439,13 +1439,63 @@ errors++;
 }
 }
 }
-else {
-const err110 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data52.maxBackoffMs !== undefined){
+let data57 = data52.maxBackoffMs;
+if(!((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57)))){
+const err110 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxBackoffMs",schemaPath:"#/properties/controllers/additionalProperties/properties/maxBackoffMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.controllers.additionalProperties.properties.maxBackoffMs.type,parentSchema:schema11.properties.controllers.additionalProperties.properties.maxBackoffMs,data:data57};
 if(vErrors === null){
 vErrors = [err110];
 }
 else {
 vErrors.push(err110);
+}
+errors++;
+}
+if(typeof data57 == "number"){
+if(data57 < 1 || isNaN(data57)){
+const err111 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxBackoffMs",schemaPath:"#/properties/controllers/additionalProperties/properties/maxBackoffMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.controllers.additionalProperties.properties.maxBackoffMs,data:data57};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err112 = {instancePath:instancePath+"/controllers/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/controllers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.controllers.additionalProperties.type,parentSchema:schema11.properties.controllers.additionalProperties,data:data52};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/controllers",schemaPath:"#/properties/controllers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.controllers.type,parentSchema:schema11.properties.controllers,data:data51};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+}
+else {
+const err114 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
 }
 errors++;
 }
