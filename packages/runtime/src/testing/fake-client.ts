@@ -27,14 +27,20 @@ import {
   applyConflicts,
   applyMerge,
   changedPaths,
+  isAtomicMap,
+  isKeyOf,
+  isListEntry,
   leafPaths,
   printManager,
   printPath,
   removeAt,
   renderManagedFields,
   valueAt,
+  type ListType,
+  type ListTypes,
   type ManagedEntry,
 } from "./field-ownership.js";
+import { BUILTIN_LIST_TYPES, crdListTypes, listTypesOf } from "./list-types.js";
 import { jsonCopy, jsonEqual, jsonPatch, mergePatch, PatchError, type Json } from "./json-patches.js";
 import {
   InterceptorChain,
@@ -67,6 +73,16 @@ export interface FakeClientOptions {
    * Default: none.
    */
   schemaless?: readonly Resource[];
+  /**
+   * CustomResourceDefinitions (objects as `kubectl get crd -o json` or
+   * `simpleCrd` give them) whose schemas say how server-side apply merges
+   * their lists: `x-kubernetes-list-type: map` with
+   * `x-kubernetes-list-map-keys` (entries merged by key, each entry's fields
+   * owned per manager), `set` (merged by value); every other list of a
+   * custom resource is atomic. The kinds themselves are still named in
+   * `resources`. Default: none.
+   */
+  crds?: readonly unknown[];
   /** The field manager of writes that name none; default `"tessera-fake"`. */
   fieldManager?: string;
   /** Stamps creationTimestamp, deletionTimestamp and managedFields times; default the system clock. */
@@ -201,6 +217,8 @@ export class FakeClient implements Client, ApiReader {
   private readonly known = new Map<string, Resource>(BUILTINS);
   private readonly withoutStatus: ReadonlySet<string>;
   private readonly schemaless: ReadonlySet<string>;
+  /** List types by resource key, then schema path: the built-in kinds' and the CRDs'. */
+  private readonly listTypeTables = new Map<string, ReadonlyMap<string, ListType>>(BUILTIN_LIST_TYPES);
   private readonly fieldManager: string;
   private readonly clock: Clock;
   private readonly interceptors = new InterceptorChain();
@@ -214,6 +232,7 @@ export class FakeClient implements Client, ApiReader {
     for (const r of options.resources ?? []) this.known.set(resourceKey(r), r);
     this.withoutStatus = new Set((options.withoutStatusSubresource ?? []).map(resourceKey));
     this.schemaless = new Set((options.schemaless ?? []).map(resourceKey));
+    for (const crd of options.crds ?? []) this.learnCrd(crd);
     this.fieldManager = options.fieldManager ?? "tessera-fake";
     this.clock = options.clock ?? new SystemClock();
     for (const [kind, indexes] of options.indexes ?? []) this.declareIndexes(kind, indexes);
@@ -695,7 +714,7 @@ export class FakeClient implements Client, ApiReader {
     if (this.hasStatus(resource)) delete next["status"];
     const manager = options.fieldManager ?? this.fieldManager;
     const entry = this.entry([], resource, manager, apply ? "Apply" : "Update", "");
-    const paths = leafPaths(next, this.hasStatus(resource) ? "main" : "all");
+    const paths = leafPaths(next, this.hasStatus(resource) ? "main" : "all", this.listTypes(resource));
     for (const path of apply ? this.appliedPaths(resource, next, paths) : paths) {
       entry.fields.add(JSON.stringify(path));
     }
@@ -739,7 +758,8 @@ export class FakeClient implements Client, ApiReader {
     let managed = how.managed;
     if (!managed) {
       const scope = how.status ? "status" : this.hasStatus(resource) ? "main" : "all";
-      const changed = changedPaths(stored.object, next, scope).map((p) => JSON.stringify(p));
+      const types = this.listTypes(resource);
+      const changed = changedPaths(stored.object, next, scope, types).map((p) => JSON.stringify(p));
       managed = stored.managed.map((e) => ({
         ...e,
         fields: new Set([...e.fields].filter((f) => !changed.includes(f))),
@@ -752,7 +772,7 @@ export class FakeClient implements Client, ApiReader {
         how.status ? "status" : "",
       );
       for (const f of changed)
-        if (valueAt(next, JSON.parse(f) as string[]) !== undefined) entry.fields.add(f);
+        if (valueAt(next, JSON.parse(f) as string[], types) !== undefined) entry.fields.add(f);
     }
     managed = managed.filter((e) => e.fields.size > 0);
     meta["resourceVersion"] = oldMeta["resourceVersion"] as string;
@@ -806,11 +826,12 @@ export class FakeClient implements Client, ApiReader {
       }
       const config = jsonCopy(object) as unknown as Record<string, Json>;
       const scope = status ? "status" : this.hasStatus(resource) ? "main" : "all";
-      const paths = this.appliedPaths(resource, config, leafPaths(config, scope));
+      const types = this.listTypes(resource);
+      const paths = this.appliedPaths(resource, config, leafPaths(config, scope, types));
       const manager = options.fieldManager ?? this.fieldManager;
       const managed = stored.managed.map((e) => ({ ...e, fields: new Set(e.fields) }));
       const self = this.entry(managed, resource, manager, "Apply", status ? "status" : "");
-      const conflicts = applyConflicts(managed, self, config, stored.object, paths);
+      const conflicts = applyConflicts(managed, self, config, stored.object, paths, types);
       if (conflicts.length > 0 && !options.force) {
         throw serverErrors.applyConflict(
           context,
@@ -846,16 +867,21 @@ export class FakeClient implements Client, ApiReader {
           delete m[k];
         applied["metadata"] = m;
       }
-      const next = applyMerge(jsonCopy(stored.object), applied) as Record<string, Json>;
+      const next = applyMerge(jsonCopy(stored.object), applied, types) as Record<string, Json>;
       // Deepest first, so a map given up is removed only once its keys are.
       const depth = (f: string): number => (JSON.parse(f) as string[]).length;
       dropped.sort((a, b) => depth(b) - depth(a));
       for (const f of dropped) {
         if (managed.some((e) => e.fields.has(f))) continue;
         const path = JSON.parse(f) as string[];
-        const value = valueAt(next, path);
+        // An entry's key fields name it: they go with the entry, not before it.
+        if (isListEntry(path.slice(0, -1)) && isKeyOf(path[path.length - 2]!, path[path.length - 1]!)) continue;
+        const value = valueAt(next, path, types);
         const map = value !== null && typeof value === "object" && !Array.isArray(value);
-        if (!map || Object.keys(value).length === 0) removeAt(next, path);
+        // A list-map's entry no manager owns any more goes, with what others' updates left in it.
+        const inside = (g: string): boolean => g.startsWith(f.slice(0, -1) + ",");
+        if (isListEntry(path) && managed.some((e) => [...e.fields].some(inside))) continue;
+        if (!map || Object.keys(value).length === 0 || isListEntry(path)) removeAt(next, path, types);
       }
       return this.commit(resource, context, stored, next, { verb, options, status, managed });
     });
@@ -871,12 +897,34 @@ export class FakeClient implements Client, ApiReader {
     paths: readonly (readonly string[])[],
   ): (readonly string[])[] {
     if (this.schemaless.has(resourceKey(resource))) return [...paths];
+    const types = this.listTypes(resource);
     return paths.filter((p) => {
-      const value = valueAt(config, p);
+      if (isListEntry(p) || isAtomicMap(types, p)) return true;
+      const value = valueAt(config, p, types);
       return (
         value === null || typeof value !== "object" || Array.isArray(value) || Object.keys(value).length === 0
       );
     });
+  }
+
+  /** How server-side apply merges the lists of `resource`; undefined when all are atomic. */
+  private listTypes(resource: Resource): ListTypes | undefined {
+    return listTypesOf(this.listTypeTables.get(resourceKey(resource)));
+  }
+
+  /** Keeps the list types of every version `crd` serves. */
+  private learnCrd(crd: unknown): void {
+    const spec = (crd as { spec?: { group?: string; names?: { plural?: string }; versions?: { name?: string }[] } })
+      .spec;
+    if (!spec?.group || !spec.names?.plural || !spec.versions) {
+      throw new TypeError(
+        "FakeClient: options.crds takes CustomResourceDefinition objects (apiextensions.k8s.io/v1, with spec.group, spec.names.plural and spec.versions)",
+      );
+    }
+    for (const version of spec.versions) {
+      const table = version.name ? crdListTypes(crd, version.name) : undefined;
+      if (table) this.listTypeTables.set(`${spec.group}/${version.name}/${spec.names.plural}`, table);
+    }
   }
 
   /** The entry of `manager` for `operation` on `subresource`, added to `managed` when new; its time now. */
