@@ -366,7 +366,10 @@ describe("FakeClient", () => {
     // "one" still shares entry a (its key) and tag x: dropping them keeps what "two" owns.
     const after = await apply({}, "one");
     assert.deepEqual(after.spec, { members: [{ name: "a", role: "ops" }], tags: ["x"] });
-    assert.throws(() => new FakeClient({ crds: [{ spec: {} }] }), /options\.crds takes CustomResourceDefinition objects/);
+    assert.throws(
+      () => new FakeClient({ crds: [{ spec: {} }] }),
+      /options\.crds takes CustomResourceDefinition objects/,
+    );
   });
 
   it("server-side apply on a Deployment: containers merged by name, env by name, the selector atomic", async () => {
@@ -392,7 +395,12 @@ describe("FakeClient", () => {
         metadata: dref,
         spec: {
           template: {
-            spec: { containers: [{ name: "app", env: [{ name: "B", value: "2" }] }, { name: "side", image: "s" }] },
+            spec: {
+              containers: [
+                { name: "app", env: [{ name: "B", value: "2" }] },
+                { name: "side", image: "s" },
+              ],
+            },
           },
         },
       } as never,
@@ -409,8 +417,9 @@ describe("FakeClient", () => {
       },
       { name: "side", image: "s" },
     ]);
-    const one = (two.metadata!.managedFields as { manager: string; fieldsV1: { "f:spec": Record<string, unknown> } }[])
-      .find((f) => f.manager === "one")!.fieldsV1["f:spec"];
+    const one = (
+      two.metadata!.managedFields as { manager: string; fieldsV1: { "f:spec": Record<string, unknown> } }[]
+    ).find((f) => f.manager === "one")!.fieldsV1["f:spec"];
     assert.deepEqual(one["f:selector"], {});
   });
 

@@ -187,9 +187,18 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  *   fails on a missing one with the cached client's `IndexNotDeclared`;
  * - merge and JSON patch (RFC 7386, RFC 6902 with `test`); a strategic merge
  *   patch on a custom resource fails with 415 as on the server;
- * - server-side apply with field managers: maps merged, lists replaced
- *   whole, conflicts with fields another manager set to another value unless
- *   `force`, fields the applier stops declaring removed; `managedFields`
+ * - server-side apply with field managers: maps merged; lists replaced
+ *   whole, unless the list is a list-map (`x-kubernetes-list-type: map` in a
+ *   CRD given in `crds`, and on built-in kinds the containers, init
+ *   containers and volumes of a pod or pod template by `name`, their `env`
+ *   by `name`, `ports` by port and `protocol`, `volumeMounts` by
+ *   `mountPath`, a Service's `ports`): entries merged by key, in the
+ *   server's order, each entry's fields owned per manager (`k:{"name":"a"}`
+ *   field sets), or a set (`x-kubernetes-list-type: set`: merged by value,
+ *   `v:` field sets); a workload's `spec.selector` atomic; conflicts with
+ *   fields another manager set to another value (an entry's field too)
+ *   unless `force`; fields, entries and set values the applier stops
+ *   declaring removed when no other manager owns them; `managedFields`
  *   per manager, operation and subresource with the server's field sets
  *   (an updater owns the maps it creates, an applier their values only, or
  *   the maps too on a kind listed in `schemaless`);
@@ -197,13 +206,16 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  *   message shapes as the `ApiClient` against the server.
  *
  * What it does not model: admission (webhooks, policies, quotas),
- * defaulting and validation from the CRD schema, namespaces (objects may be
+ * defaulting (the server's and the CRD schema's: a defaulted key of a
+ * list-map entry, as a port's `protocol: TCP`, names the entry but is not
+ * written into it) and validation from the CRD schema, namespaces (objects may be
  * created in any namespace), garbage collection and propagation policies
  * (owner references are kept, dependents are not deleted), strategic merge
  * patch on built-in kinds (applied as a merge patch: lists are replaced, not
- * merged by key), `x-kubernetes-list-type: map` lists and set lists in
- * apply (every list is atomic, `metadata.finalizers` too, which the server
- * tracks item by item), graceful deletion of Pods, pagination, and a watch
+ * merged by key), in apply the list types of a CRD not given in `crds` and
+ * the built-in kinds' other list-maps and atomic maps (those lists are
+ * atomic for the fake; so is `metadata.finalizers`, which the server tracks
+ * item by item), graceful deletion of Pods, pagination, and a watch
  * API of its own ({@link FakeClient.onChange} is what the test manager's
  * informers watch).
  *
@@ -875,7 +887,8 @@ export class FakeClient implements Client, ApiReader {
         if (managed.some((e) => e.fields.has(f))) continue;
         const path = JSON.parse(f) as string[];
         // An entry's key fields name it: they go with the entry, not before it.
-        if (isListEntry(path.slice(0, -1)) && isKeyOf(path[path.length - 2]!, path[path.length - 1]!)) continue;
+        if (isListEntry(path.slice(0, -1)) && isKeyOf(path[path.length - 2]!, path[path.length - 1]!))
+          continue;
         const value = valueAt(next, path, types);
         const map = value !== null && typeof value === "object" && !Array.isArray(value);
         // A list-map's entry no manager owns any more goes, with what others' updates left in it.
@@ -914,8 +927,9 @@ export class FakeClient implements Client, ApiReader {
 
   /** Keeps the list types of every version `crd` serves. */
   private learnCrd(crd: unknown): void {
-    const spec = (crd as { spec?: { group?: string; names?: { plural?: string }; versions?: { name?: string }[] } })
-      .spec;
+    const spec = (
+      crd as { spec?: { group?: string; names?: { plural?: string }; versions?: { name?: string }[] } }
+    ).spec;
     if (!spec?.group || !spec.names?.plural || !spec.versions) {
       throw new TypeError(
         "FakeClient: options.crds takes CustomResourceDefinition objects (apiextensions.k8s.io/v1, with spec.group, spec.names.plural and spec.versions)",

@@ -140,7 +140,8 @@ export function isKeyOf(element: string, field: string): boolean {
 /** The value at `path`, or undefined. */
 export function valueAt(object: Json | undefined, path: Path, types?: ListTypes): Json | undefined {
   let at: Json | undefined = object;
-  for (let i = 0; i < path.length && at !== undefined; i++) at = childOf(at, path.slice(0, i), path[i]!, types);
+  for (let i = 0; i < path.length && at !== undefined; i++)
+    at = childOf(at, path.slice(0, i), path[i]!, types);
   return at;
 }
 
@@ -201,7 +202,13 @@ export function applyMerge(base: Json | undefined, config: Json, types?: ListTyp
  * live list holds keeps its place before them, one only the configuration
  * holds comes where the configuration puts it.
  */
-function mergeList(type: ListType, base: Json[], config: Json[], types: ListTypes | undefined, path: Path): Json[] {
+function mergeList(
+  type: ListType,
+  base: Json[],
+  config: Json[],
+  types: ListTypes | undefined,
+  path: Path,
+): Json[] {
   const keyOf = (item: Json): string => elementOf(type, item) ?? JSON.stringify(item);
   const lhs = base.map(keyOf);
   const rhs = config.map(keyOf);
@@ -214,7 +221,11 @@ function mergeList(type: ListType, base: Json[], config: Json[], types: ListType
     const k = rhs[r]!;
     merged.add(k);
     const l = inLhs.get(k);
-    out.push(l === undefined || type.type !== "map" ? config[r]! : applyMerge(base[l], config[r]!, types, [...path, k]));
+    out.push(
+      l === undefined || type.type !== "map"
+        ? config[r]!
+        : applyMerge(base[l], config[r]!, types, [...path, k]),
+    );
   };
   let next = 0;
   let l = 0;

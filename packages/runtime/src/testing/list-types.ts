@@ -25,7 +25,10 @@ function podSpec(at: string): [string, ListType][] {
 }
 
 /** A workload's: its pod template's lists, and its label selector, an atomic map. */
-const workload = (at: string): [string, ListType][] => [["spec.selector", { type: "atomic" }], ...podSpec(at)];
+const workload = (at: string): [string, ListType][] => [
+  ["spec.selector", { type: "atomic" }],
+  ...podSpec(at),
+];
 
 /**
  * The list types server-side apply uses on built-in kinds, by resource key
@@ -58,8 +61,9 @@ export const BUILTIN_LIST_TYPES: ReadonlyMap<string, ReadonlyMap<string, ListTyp
  * serve `version`.
  */
 export function crdListTypes(crd: unknown, version: string): Map<string, ListType> | undefined {
-  const versions = (crd as { spec?: { versions?: { name?: string; schema?: { openAPIV3Schema?: Schema } }[] } })
-    .spec?.versions;
+  const versions = (
+    crd as { spec?: { versions?: { name?: string; schema?: { openAPIV3Schema?: Schema } }[] } }
+  ).spec?.versions;
   const served = versions?.find((v) => v.name === version);
   if (!served) return undefined;
   const out = new Map<string, ListType>();

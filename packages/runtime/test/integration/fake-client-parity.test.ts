@@ -107,7 +107,10 @@ const deployment = (ns: string) => ({
     template: { metadata: { labels: { app: "d" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
   },
 });
-const roster = (ns: string, spec: Roster["spec"]): Roster & { metadata: { name: string; namespace: string } } => ({
+const roster = (
+  ns: string,
+  spec: Roster["spec"],
+): Roster & { metadata: { name: string; namespace: string } } => ({
   apiVersion: "example.com/v1",
   kind: "Roster",
   metadata: { name: "r", namespace: ns },
@@ -558,7 +561,8 @@ export const SCRIPT: readonly Step[] = [
     name: "apply of a CRD's list-map by two managers: entries merged by key, k: field sets",
     run: (c, ns) =>
       each(
-        () => c.apply(Rosters, roster(ns, { members: [{ name: "a", role: "lead" }] }), { fieldManager: "m1" }),
+        () =>
+          c.apply(Rosters, roster(ns, { members: [{ name: "a", role: "lead" }] }), { fieldManager: "m1" }),
         () => c.apply(Rosters, roster(ns, { members: [{ name: "b", role: "dev" }] }), { fieldManager: "m2" }),
       ),
   },
@@ -567,7 +571,12 @@ export const SCRIPT: readonly Step[] = [
     run: (c, ns) =>
       c.apply(
         Rosters,
-        roster(ns, { members: [{ name: "b", role: "dev" }, { name: "a", level: 3 }] }),
+        roster(ns, {
+          members: [
+            { name: "b", role: "dev" },
+            { name: "a", level: 3 },
+          ],
+        }),
         { fieldManager: "m2" },
       ),
   },
@@ -576,7 +585,12 @@ export const SCRIPT: readonly Step[] = [
     run: (c, ns) =>
       c.apply(
         Rosters,
-        roster(ns, { members: [{ name: "b", role: "dev" }, { name: "a", role: "ops", level: 3 }] }),
+        roster(ns, {
+          members: [
+            { name: "b", role: "dev" },
+            { name: "a", role: "ops", level: 3 },
+          ],
+        }),
         { fieldManager: "m2" },
       ),
   },
@@ -585,7 +599,12 @@ export const SCRIPT: readonly Step[] = [
     run: (c, ns) =>
       c.apply(
         Rosters,
-        roster(ns, { members: [{ name: "b", role: "dev" }, { name: "a", role: "ops", level: 3 }] }),
+        roster(ns, {
+          members: [
+            { name: "b", role: "dev" },
+            { name: "a", role: "ops", level: 3 },
+          ],
+        }),
         { fieldManager: "m2", force: true },
       ),
   },
@@ -593,7 +612,10 @@ export const SCRIPT: readonly Step[] = [
     name: "list-map: a manager that stops applying an entry removes it; one another manager shares stays",
     run: (c, ns) =>
       each(
-        () => c.apply(Rosters, roster(ns, { members: [{ name: "a", role: "ops", level: 3 }] }), { fieldManager: "m2" }),
+        () =>
+          c.apply(Rosters, roster(ns, { members: [{ name: "a", role: "ops", level: 3 }] }), {
+            fieldManager: "m2",
+          }),
         () => c.apply(Rosters, roster(ns, { tags: ["x"] }), { fieldManager: "m1" }),
       ),
   },
@@ -617,13 +639,22 @@ export const SCRIPT: readonly Step[] = [
               Deployments,
               applied(
                 ns,
-                [{ name: "app", image: "busybox:1", ports: [{ containerPort: 8080 }], env: [{ name: "A", value: "1" }] }],
+                [
+                  {
+                    name: "app",
+                    image: "busybox:1",
+                    ports: [{ containerPort: 8080 }],
+                    env: [{ name: "A", value: "1" }],
+                  },
+                ],
                 true,
               ),
               { fieldManager: "m1" },
             ),
           () =>
-            c.apply(Deployments, applied(ns, [{ name: "sidecar", image: "busybox:2" }]), { fieldManager: "m2" }),
+            c.apply(Deployments, applied(ns, [{ name: "sidecar", image: "busybox:2" }]), {
+              fieldManager: "m2",
+            }),
           () =>
             c.apply(
               Deployments,
@@ -642,15 +673,30 @@ export const SCRIPT: readonly Step[] = [
       (
         await each(
           () =>
-            c.apply(Deployments, applied(ns, [{ name: "sidecar", image: "busybox:2" }, { name: "app", image: "busybox:3" }]), {
-              fieldManager: "m2",
-            }),
+            c.apply(
+              Deployments,
+              applied(ns, [
+                { name: "sidecar", image: "busybox:2" },
+                { name: "app", image: "busybox:3" },
+              ]),
+              {
+                fieldManager: "m2",
+              },
+            ),
           () =>
-            c.apply(Deployments, applied(ns, [{ name: "sidecar", image: "busybox:2" }, { name: "app", image: "busybox:3" }]), {
-              fieldManager: "m2",
-              force: true,
-            }),
-          () => c.apply(Deployments, applied(ns, [{ name: "app", image: "busybox:3" }]), { fieldManager: "m2" }),
+            c.apply(
+              Deployments,
+              applied(ns, [
+                { name: "sidecar", image: "busybox:2" },
+                { name: "app", image: "busybox:3" },
+              ]),
+              {
+                fieldManager: "m2",
+                force: true,
+              },
+            ),
+          () =>
+            c.apply(Deployments, applied(ns, [{ name: "app", image: "busybox:3" }]), { fieldManager: "m2" }),
         )
       ).map((d) => (typeof d === "string" ? d : containersOf(d as KubeObject))),
   },
