@@ -28,6 +28,7 @@ import {
   applyMerge,
   changedPaths,
   isAtomicMap,
+  isGranular,
   isKeyOf,
   isListEntry,
   leafPaths,
@@ -914,6 +915,8 @@ export class FakeClient implements Client, ApiReader {
     return paths.filter((p) => {
       if (isListEntry(p) || isAtomicMap(types, p)) return true;
       const value = valueAt(config, p, types);
+      // An applier owns a list-map's entries and a set's values, not the list.
+      if (Array.isArray(value) && isGranular(value, p, types)) return false;
       return (
         value === null || typeof value !== "object" || Array.isArray(value) || Object.keys(value).length === 0
       );

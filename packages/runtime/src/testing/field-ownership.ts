@@ -88,7 +88,7 @@ const SYSTEM_METADATA = new Set([
 
 /**
  * The fields `object` sets, as paths: every scalar and atomic list, every
- * entry of a list-map and its fields, every value of a set (as `types`
+ * list-map and set with each entry (and its fields) or value (as `types`
  * says; every list is atomic without it), and every map below the top
  * level but `metadata` itself (a manager owns the maps it declares, as the
  * server's field sets do). `scope` keeps `status` paths only
@@ -100,7 +100,8 @@ export function leafPaths(object: JsonMap, scope: "all" | "main" | "status", typ
   const walk = (value: Json, path: string[]): void => {
     const type = Array.isArray(value) && value.length > 0 ? listTypeAt(types, path) : ATOMIC;
     if (Array.isArray(value) && type.type !== "atomic") {
-      // The server owns a list-map's entries and a set's values, not the list.
+      // The list itself, which an updater owns (an applier only its entries or values).
+      out.push(path);
       for (const item of value) {
         const segment = elementOf(type, item);
         if (segment === undefined) continue;
@@ -265,6 +266,12 @@ function mergeList(
   return out;
 }
 
+/** Whether `value` at `path` is owned field by field: a map that is not atomic, a list-map or a set. */
+export function isGranular(value: Json | undefined, path: Path, types?: ListTypes): boolean {
+  if (isMap(value)) return !isAtomicMap(types, path);
+  return Array.isArray(value) && listTypeAt(types, path).type !== "atomic";
+}
+
 /** Whether the map at `path` is atomic (`x-kubernetes-map-type: atomic`, as a Deployment's `spec.selector`): owned and replaced whole. */
 export function isAtomicMap(types: ListTypes | undefined, path: Path): boolean {
   return types?.(schemaPathOf(path))?.type === "atomic";
@@ -314,12 +321,12 @@ export function applyConflicts(
   types?: ListTypes,
 ): { entry: ManagedEntry; key: string }[] {
   const conflicts: { entry: ManagedEntry; key: string }[] = [];
-  const values = paths.filter((p) => !isMap(valueAt(config, p, types)) || isAtomicMap(types, p));
+  const values = paths.filter((p) => !isGranular(valueAt(config, p, types), p, types));
   for (const entry of entries) {
     if (entry === self) continue;
     for (const key of entry.fields) {
       const owned = JSON.parse(key) as string[];
-      const ownedIsValue = !isMap(valueAt(live, owned, types)) || isAtomicMap(types, owned);
+      const ownedIsValue = !isGranular(valueAt(live, owned, types), owned, types);
       const mine = values.find((p) => overlaps(p, owned) && (p.length <= owned.length || ownedIsValue));
       if (!mine) continue;
       const at = mine.length <= owned.length ? mine : owned;
@@ -344,7 +351,10 @@ export function changedPaths(
     seen.add(key);
     const a = valueAt(before, path, types);
     const b = valueAt(after, path, types);
-    const changed = isMap(a) && isMap(b) ? false : !jsonEqual(a, b);
+    const changed =
+      isGranular(a, path, types) && isGranular(b, path, types) && Array.isArray(a) === Array.isArray(b)
+        ? false
+        : !jsonEqual(a, b);
     if (changed) out.push(path);
   }
   return out;

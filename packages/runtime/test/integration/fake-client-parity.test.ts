@@ -630,6 +630,55 @@ export const SCRIPT: readonly Step[] = [
       ),
   },
   {
+    name: "list-map: a manager that stops applying its only entries empties the list",
+    run: (c, ns) =>
+      each(
+        () =>
+          c.apply(
+            Rosters,
+            { ...roster(ns, { members: [{ name: "z" }] }), metadata: { name: "e", namespace: ns } },
+            {
+              fieldManager: "m4",
+            },
+          ),
+        () =>
+          c.apply(
+            Rosters,
+            { ...roster(ns, { tags: ["t"] }), metadata: { name: "e", namespace: ns } },
+            {
+              fieldManager: "m4",
+            },
+          ),
+      ),
+  },
+  {
+    name: "list-map and set written by create and update: per-entry fields of the updater; an apply conflicts with it",
+    run: async (c, ns) => {
+      const created = await c.create(Rosters, {
+        ...roster(ns, { members: [{ name: "a", role: "x" }], tags: ["t"] }),
+        metadata: { name: "u", namespace: ns },
+      });
+      const updated = await c.update(Rosters, {
+        ...created,
+        spec: { members: [{ name: "a", role: "y" }, { name: "b" }], tags: ["t", "s"] },
+      });
+      return [
+        created,
+        updated,
+        ...(await each(() =>
+          c.apply(
+            Rosters,
+            {
+              ...roster(ns, { members: [{ name: "a", role: "z" }] }),
+              metadata: { name: "u", namespace: ns },
+            },
+            { fieldManager: "m1" },
+          ),
+        )),
+      ];
+    },
+  },
+  {
     name: "apply of a Deployment's containers by two managers: merged by name, env and ports by key",
     run: async (c, ns) =>
       (
