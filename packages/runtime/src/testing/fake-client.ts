@@ -196,7 +196,10 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  *   `mountPath`, a Service's `ports`): entries merged by key, in the
  *   server's order, each entry's fields owned per manager (`k:{"name":"a"}`
  *   field sets), or a set (`x-kubernetes-list-type: set`: merged by value,
- *   `v:` field sets); a workload's `spec.selector` atomic; conflicts with
+ *   `v:` field sets); on every kind `metadata.finalizers` a set and
+ *   `metadata.ownerReferences` a list-map by `uid` of atomic entries; a
+ *   workload's `spec.selector` atomic; an updater owning the list-map or
+ *   set it creates, an applier only its entries; conflicts with
  *   fields another manager set to another value (an entry's field too)
  *   unless `force`; fields, entries and set values the applier stops
  *   declaring removed when no other manager owns them; `managedFields`
@@ -214,9 +217,9 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  * (owner references are kept, dependents are not deleted), strategic merge
  * patch on built-in kinds (applied as a merge patch: lists are replaced, not
  * merged by key), in apply the list types of a CRD not given in `crds` and
- * the built-in kinds' other list-maps and atomic maps (those lists are
- * atomic for the fake; so is `metadata.finalizers`, which the server tracks
- * item by item), graceful deletion of Pods, pagination, and a watch
+ * the built-in kinds' other list-maps and atomic maps (those lists and
+ * maps are merged as atomic lists and granular maps by the fake), graceful
+ * deletion of Pods, pagination, and a watch
  * API of its own ({@link FakeClient.onChange} is what the test manager's
  * informers watch).
  *
@@ -924,7 +927,7 @@ export class FakeClient implements Client, ApiReader {
   }
 
   /** How server-side apply merges the lists of `resource`; undefined when all are atomic. */
-  private listTypes(resource: Resource): ListTypes | undefined {
+  private listTypes(resource: Resource): ListTypes {
     return listTypesOf(this.listTypeTables.get(resourceKey(resource)));
   }
 

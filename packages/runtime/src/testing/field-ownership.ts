@@ -28,7 +28,13 @@ const isMap = (v: unknown): v is JsonMap => v !== null && typeof v === "object" 
  */
 export type ListType =
   | { readonly type: "atomic" }
-  | { readonly type: "map"; readonly keys: readonly string[]; readonly defaults?: Readonly<JsonMap> }
+  | {
+      readonly type: "map";
+      readonly keys: readonly string[];
+      readonly defaults?: Readonly<JsonMap>;
+      /** Entries owned and replaced whole (`x-kubernetes-map-type: atomic` on the items, as owner references). */
+      readonly atomicEntries?: boolean;
+    }
   | { readonly type: "set" };
 
 /**
@@ -107,7 +113,8 @@ export function leafPaths(object: JsonMap, scope: "all" | "main" | "status", typ
         if (segment === undefined) continue;
         const at = [...path, segment];
         out.push(at);
-        if (isMap(item)) for (const [key, child] of Object.entries(item)) walk(child, [...at, key]);
+        if (isMap(item) && !(type.type === "map" && type.atomicEntries))
+          for (const [key, child] of Object.entries(item)) walk(child, [...at, key]);
       }
       return;
     }
@@ -223,7 +230,7 @@ function mergeList(
     merged.add(k);
     const l = inLhs.get(k);
     out.push(
-      l === undefined || type.type !== "map"
+      l === undefined || type.type !== "map" || type.atomicEntries
         ? config[r]!
         : applyMerge(base[l], config[r]!, types, [...path, k]),
     );
@@ -268,7 +275,13 @@ function mergeList(
 
 /** Whether `value` at `path` is owned field by field: a map that is not atomic, a list-map or a set. */
 export function isGranular(value: Json | undefined, path: Path, types?: ListTypes): boolean {
-  if (isMap(value)) return !isAtomicMap(types, path);
+  if (isMap(value)) {
+    if (isListEntry(path)) {
+      const list = listTypeAt(types, path.slice(0, -1));
+      return !(list.type === "map" && list.atomicEntries);
+    }
+    return !isAtomicMap(types, path);
+  }
   return Array.isArray(value) && listTypeAt(types, path).type !== "atomic";
 }
 
@@ -378,8 +391,8 @@ export function renderManagedFields(entries: readonly ManagedEntry[]): unknown[]
         if (isListEntry(path)) listEntries.push(at);
       }
       if (e.marksMaps) for (const node of members) if (Object.keys(node).length > 0) node["."] = {};
-      // An owned list-map entry is marked for appliers too, as the server marks it.
-      for (const node of listEntries) node["."] = {};
+      // An owned list-map entry is marked for appliers too, as the server marks it (an atomic one has no fields to mark).
+      for (const node of listEntries) if (Object.keys(node).length > 0) node["."] = {};
       return {
         manager: e.manager,
         operation: e.operation,

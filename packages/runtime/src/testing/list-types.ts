@@ -91,7 +91,13 @@ export function crdListTypes(crd: unknown, version: string): Map<string, ListTyp
   return out;
 }
 
-/** A {@link ListTypes} lookup over a table. */
-export function listTypesOf(table: ReadonlyMap<string, ListType> | undefined): ListTypes | undefined {
-  return table && table.size > 0 ? (path) => table.get(path) : undefined;
+/** The lists of every kind's metadata: finalizers a set, owner references a list-map by `uid` of atomic entries. */
+const METADATA_LIST_TYPES: ReadonlyMap<string, ListType> = new Map<string, ListType>([
+  ["metadata.finalizers", { type: "set" }],
+  ["metadata.ownerReferences", { type: "map", keys: ["uid"], atomicEntries: true }],
+]);
+
+/** A {@link ListTypes} lookup over a kind's table, and the metadata's lists every kind has. */
+export function listTypesOf(table: ReadonlyMap<string, ListType> | undefined): ListTypes {
+  return (path) => METADATA_LIST_TYPES.get(path) ?? table?.get(path);
 }
