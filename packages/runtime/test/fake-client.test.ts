@@ -301,6 +301,128 @@ describe("FakeClient", () => {
     assert.deepEqual(after.spec, { data: { a: "9", b: "2" }, list: ["z"] });
   });
 
+  it("server-side apply on a CRD's list-map and set: merged by key and value, conflicts per entry field, entries dropped", async () => {
+    const crd = {
+      spec: {
+        group: "example.com",
+        names: { plural: "widgets" },
+        versions: [
+          {
+            name: "v1",
+            schema: {
+              openAPIV3Schema: {
+                type: "object",
+                properties: {
+                  spec: {
+                    type: "object",
+                    properties: {
+                      members: {
+                        type: "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        items: { type: "object", properties: { name: { type: "string" } } },
+                      },
+                      tags: { type: "array", "x-kubernetes-list-type": "set", items: { type: "string" } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    };
+    type Member = { name: string; role?: string };
+    const lists = new FakeClient({ resources: [Widgets], crds: [crd] });
+    const apply = (spec: { members?: Member[]; tags?: string[] }, manager: string, force = false) =>
+      lists.apply(Widgets, { metadata: { ...ref }, spec } as never, { fieldManager: manager, force });
+    await apply({ members: [{ name: "a", role: "lead" }], tags: ["x"] }, "one");
+    const two = await apply({ members: [{ name: "b", role: "dev" }], tags: ["x", "y"] }, "two");
+    assert.deepEqual(two.spec, {
+      members: [
+        { name: "a", role: "lead" },
+        { name: "b", role: "dev" },
+      ],
+      tags: ["x", "y"],
+    });
+    const fields = (o: KubeObject, manager: string) =>
+      (o.metadata!.managedFields as { manager: string; fieldsV1: Record<string, unknown> }[]).find(
+        (f) => f.manager === manager,
+      )?.fieldsV1;
+    assert.deepEqual(fields(two, "two"), {
+      "f:spec": {
+        "f:members": { 'k:{"name":"b"}': { ".": {}, "f:name": {}, "f:role": {} } },
+        "f:tags": { 'v:"x"': {}, 'v:"y"': {} },
+      },
+    });
+    await assert.rejects(apply({ members: [{ name: "a", role: "ops" }] }, "two"), (e: unknown) => {
+      assert.ok(e instanceof ConflictError);
+      assert.match(e.message, /conflict with "one": \.spec\.members\[name="a"\]\.role/);
+      return true;
+    });
+    // With force "two" takes a's role; its own entry b, which it no longer declares, goes, and so does its tag y.
+    const forced = await apply({ members: [{ name: "a", role: "ops" }], tags: ["x"] }, "two", true);
+    assert.deepEqual(forced.spec, { members: [{ name: "a", role: "ops" }], tags: ["x"] });
+    // "one" still shares entry a (its key) and tag x: dropping them keeps what "two" owns.
+    const after = await apply({}, "one");
+    assert.deepEqual(after.spec, { members: [{ name: "a", role: "ops" }], tags: ["x"] });
+    assert.throws(
+      () => new FakeClient({ crds: [{ spec: {} }] }),
+      /options\.crds takes CustomResourceDefinition objects/,
+    );
+  });
+
+  it("server-side apply on a Deployment: containers merged by name, env by name, the selector atomic", async () => {
+    const lists = new FakeClient();
+    const dref = { name: "d", namespace: "ns" };
+    await lists.apply(
+      Deployments,
+      {
+        metadata: dref,
+        spec: {
+          selector: { matchLabels: { app: "d" } },
+          template: {
+            metadata: { labels: { app: "d" } },
+            spec: { containers: [{ name: "app", image: "i:1", env: [{ name: "A", value: "1" }] }] },
+          },
+        },
+      },
+      { fieldManager: "one" },
+    );
+    const two = await lists.apply(
+      Deployments,
+      {
+        metadata: dref,
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                { name: "app", env: [{ name: "B", value: "2" }] },
+                { name: "side", image: "s" },
+              ],
+            },
+          },
+        },
+      } as never,
+      { fieldManager: "two" },
+    );
+    assert.deepEqual(two.spec?.template.spec?.containers, [
+      {
+        name: "app",
+        image: "i:1",
+        env: [
+          { name: "A", value: "1" },
+          { name: "B", value: "2" },
+        ],
+      },
+      { name: "side", image: "s" },
+    ]);
+    const one = (
+      two.metadata!.managedFields as { manager: string; fieldsV1: { "f:spec": Record<string, unknown> } }[]
+    ).find((f) => f.manager === "one")!.fieldsV1["f:spec"];
+    assert.deepEqual(one["f:selector"], {});
+  });
+
   it("generateName, dryRun, an unknown kind, a missing name", async () => {
     const g = await fake.create(ConfigMaps, { metadata: { generateName: "x-", namespace: "ns" } });
     assert.match(g.metadata!.name!, /^x-[a-z0-9]{5}$/);

@@ -27,14 +27,21 @@ import {
   applyConflicts,
   applyMerge,
   changedPaths,
+  isAtomicMap,
+  isGranular,
+  isKeyOf,
+  isListEntry,
   leafPaths,
   printManager,
   printPath,
   removeAt,
   renderManagedFields,
   valueAt,
+  type ListType,
+  type ListTypes,
   type ManagedEntry,
 } from "./field-ownership.js";
+import { BUILTIN_LIST_TYPES, crdListTypes, listTypesOf } from "./list-types.js";
 import { jsonCopy, jsonEqual, jsonPatch, mergePatch, PatchError, type Json } from "./json-patches.js";
 import {
   InterceptorChain,
@@ -67,6 +74,16 @@ export interface FakeClientOptions {
    * Default: none.
    */
   schemaless?: readonly Resource[];
+  /**
+   * CustomResourceDefinitions (objects as `kubectl get crd -o json` or
+   * `simpleCrd` give them) whose schemas say how server-side apply merges
+   * their lists: `x-kubernetes-list-type: map` with
+   * `x-kubernetes-list-map-keys` (entries merged by key, each entry's fields
+   * owned per manager), `set` (merged by value); every other list of a
+   * custom resource is atomic. The kinds themselves are still named in
+   * `resources`. Default: none.
+   */
+  crds?: readonly unknown[];
   /** The field manager of writes that name none; default `"tessera-fake"`. */
   fieldManager?: string;
   /** Stamps creationTimestamp, deletionTimestamp and managedFields times; default the system clock. */
@@ -171,9 +188,21 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  *   fails on a missing one with the cached client's `IndexNotDeclared`;
  * - merge and JSON patch (RFC 7386, RFC 6902 with `test`); a strategic merge
  *   patch on a custom resource fails with 415 as on the server;
- * - server-side apply with field managers: maps merged, lists replaced
- *   whole, conflicts with fields another manager set to another value unless
- *   `force`, fields the applier stops declaring removed; `managedFields`
+ * - server-side apply with field managers: maps merged; lists replaced
+ *   whole, unless the list is a list-map (`x-kubernetes-list-type: map` in a
+ *   CRD given in `crds`, and on built-in kinds the containers, init
+ *   containers and volumes of a pod or pod template by `name`, their `env`
+ *   by `name`, `ports` by port and `protocol`, `volumeMounts` by
+ *   `mountPath`, a Service's `ports`): entries merged by key, in the
+ *   server's order, each entry's fields owned per manager (`k:{"name":"a"}`
+ *   field sets), or a set (`x-kubernetes-list-type: set`: merged by value,
+ *   `v:` field sets); on every kind `metadata.finalizers` a set and
+ *   `metadata.ownerReferences` a list-map by `uid` of atomic entries; a
+ *   workload's `spec.selector` atomic; an updater owning the list-map or
+ *   set it creates, an applier only its entries; conflicts with
+ *   fields another manager set to another value (an entry's field too)
+ *   unless `force`; fields, entries and set values the applier stops
+ *   declaring removed when no other manager owns them; `managedFields`
  *   per manager, operation and subresource with the server's field sets
  *   (an updater owns the maps it creates, an applier their values only, or
  *   the maps too on a kind listed in `schemaless`);
@@ -181,13 +210,16 @@ const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
  *   message shapes as the `ApiClient` against the server.
  *
  * What it does not model: admission (webhooks, policies, quotas),
- * defaulting and validation from the CRD schema, namespaces (objects may be
+ * defaulting (the server's and the CRD schema's: a defaulted key of a
+ * list-map entry, as a port's `protocol: TCP`, names the entry but is not
+ * written into it) and validation from the CRD schema, namespaces (objects may be
  * created in any namespace), garbage collection and propagation policies
  * (owner references are kept, dependents are not deleted), strategic merge
  * patch on built-in kinds (applied as a merge patch: lists are replaced, not
- * merged by key), `x-kubernetes-list-type: map` lists and set lists in
- * apply (every list is atomic, `metadata.finalizers` too, which the server
- * tracks item by item), graceful deletion of Pods, pagination, and a watch
+ * merged by key), in apply the list types of a CRD not given in `crds` and
+ * the built-in kinds' other list-maps and atomic maps (those lists and
+ * maps are merged as atomic lists and granular maps by the fake), graceful
+ * deletion of Pods, pagination, and a watch
  * API of its own ({@link FakeClient.onChange} is what the test manager's
  * informers watch).
  *
@@ -201,6 +233,8 @@ export class FakeClient implements Client, ApiReader {
   private readonly known = new Map<string, Resource>(BUILTINS);
   private readonly withoutStatus: ReadonlySet<string>;
   private readonly schemaless: ReadonlySet<string>;
+  /** List types by resource key, then schema path: the built-in kinds' and the CRDs'. */
+  private readonly listTypeTables = new Map<string, ReadonlyMap<string, ListType>>(BUILTIN_LIST_TYPES);
   private readonly fieldManager: string;
   private readonly clock: Clock;
   private readonly interceptors = new InterceptorChain();
@@ -214,6 +248,7 @@ export class FakeClient implements Client, ApiReader {
     for (const r of options.resources ?? []) this.known.set(resourceKey(r), r);
     this.withoutStatus = new Set((options.withoutStatusSubresource ?? []).map(resourceKey));
     this.schemaless = new Set((options.schemaless ?? []).map(resourceKey));
+    for (const crd of options.crds ?? []) this.learnCrd(crd);
     this.fieldManager = options.fieldManager ?? "tessera-fake";
     this.clock = options.clock ?? new SystemClock();
     for (const [kind, indexes] of options.indexes ?? []) this.declareIndexes(kind, indexes);
@@ -695,7 +730,7 @@ export class FakeClient implements Client, ApiReader {
     if (this.hasStatus(resource)) delete next["status"];
     const manager = options.fieldManager ?? this.fieldManager;
     const entry = this.entry([], resource, manager, apply ? "Apply" : "Update", "");
-    const paths = leafPaths(next, this.hasStatus(resource) ? "main" : "all");
+    const paths = leafPaths(next, this.hasStatus(resource) ? "main" : "all", this.listTypes(resource));
     for (const path of apply ? this.appliedPaths(resource, next, paths) : paths) {
       entry.fields.add(JSON.stringify(path));
     }
@@ -739,7 +774,8 @@ export class FakeClient implements Client, ApiReader {
     let managed = how.managed;
     if (!managed) {
       const scope = how.status ? "status" : this.hasStatus(resource) ? "main" : "all";
-      const changed = changedPaths(stored.object, next, scope).map((p) => JSON.stringify(p));
+      const types = this.listTypes(resource);
+      const changed = changedPaths(stored.object, next, scope, types).map((p) => JSON.stringify(p));
       managed = stored.managed.map((e) => ({
         ...e,
         fields: new Set([...e.fields].filter((f) => !changed.includes(f))),
@@ -752,7 +788,7 @@ export class FakeClient implements Client, ApiReader {
         how.status ? "status" : "",
       );
       for (const f of changed)
-        if (valueAt(next, JSON.parse(f) as string[]) !== undefined) entry.fields.add(f);
+        if (valueAt(next, JSON.parse(f) as string[], types) !== undefined) entry.fields.add(f);
     }
     managed = managed.filter((e) => e.fields.size > 0);
     meta["resourceVersion"] = oldMeta["resourceVersion"] as string;
@@ -806,11 +842,12 @@ export class FakeClient implements Client, ApiReader {
       }
       const config = jsonCopy(object) as unknown as Record<string, Json>;
       const scope = status ? "status" : this.hasStatus(resource) ? "main" : "all";
-      const paths = this.appliedPaths(resource, config, leafPaths(config, scope));
+      const types = this.listTypes(resource);
+      const paths = this.appliedPaths(resource, config, leafPaths(config, scope, types));
       const manager = options.fieldManager ?? this.fieldManager;
       const managed = stored.managed.map((e) => ({ ...e, fields: new Set(e.fields) }));
       const self = this.entry(managed, resource, manager, "Apply", status ? "status" : "");
-      const conflicts = applyConflicts(managed, self, config, stored.object, paths);
+      const conflicts = applyConflicts(managed, self, config, stored.object, paths, types);
       if (conflicts.length > 0 && !options.force) {
         throw serverErrors.applyConflict(
           context,
@@ -846,16 +883,22 @@ export class FakeClient implements Client, ApiReader {
           delete m[k];
         applied["metadata"] = m;
       }
-      const next = applyMerge(jsonCopy(stored.object), applied) as Record<string, Json>;
+      const next = applyMerge(jsonCopy(stored.object), applied, types) as Record<string, Json>;
       // Deepest first, so a map given up is removed only once its keys are.
       const depth = (f: string): number => (JSON.parse(f) as string[]).length;
       dropped.sort((a, b) => depth(b) - depth(a));
       for (const f of dropped) {
         if (managed.some((e) => e.fields.has(f))) continue;
         const path = JSON.parse(f) as string[];
-        const value = valueAt(next, path);
+        // An entry's key fields name it: they go with the entry, not before it.
+        if (isListEntry(path.slice(0, -1)) && isKeyOf(path[path.length - 2]!, path[path.length - 1]!))
+          continue;
+        const value = valueAt(next, path, types);
         const map = value !== null && typeof value === "object" && !Array.isArray(value);
-        if (!map || Object.keys(value).length === 0) removeAt(next, path);
+        // A list-map's entry no manager owns any more goes, with what others' updates left in it.
+        const inside = (g: string): boolean => g.startsWith(f.slice(0, -1) + ",");
+        if (isListEntry(path) && managed.some((e) => [...e.fields].some(inside))) continue;
+        if (!map || Object.keys(value).length === 0 || isListEntry(path)) removeAt(next, path, types);
       }
       return this.commit(resource, context, stored, next, { verb, options, status, managed });
     });
@@ -871,12 +914,37 @@ export class FakeClient implements Client, ApiReader {
     paths: readonly (readonly string[])[],
   ): (readonly string[])[] {
     if (this.schemaless.has(resourceKey(resource))) return [...paths];
+    const types = this.listTypes(resource);
     return paths.filter((p) => {
-      const value = valueAt(config, p);
+      if (isListEntry(p) || isAtomicMap(types, p)) return true;
+      const value = valueAt(config, p, types);
+      // An applier owns a list-map's entries and a set's values, not the list.
+      if (Array.isArray(value) && isGranular(value, p, types)) return false;
       return (
         value === null || typeof value !== "object" || Array.isArray(value) || Object.keys(value).length === 0
       );
     });
+  }
+
+  /** How server-side apply merges the lists of `resource`; undefined when all are atomic. */
+  private listTypes(resource: Resource): ListTypes {
+    return listTypesOf(this.listTypeTables.get(resourceKey(resource)));
+  }
+
+  /** Keeps the list types of every version `crd` serves. */
+  private learnCrd(crd: unknown): void {
+    const spec = (
+      crd as { spec?: { group?: string; names?: { plural?: string }; versions?: { name?: string }[] } }
+    ).spec;
+    if (!spec?.group || !spec.names?.plural || !spec.versions) {
+      throw new TypeError(
+        "FakeClient: options.crds takes CustomResourceDefinition objects (apiextensions.k8s.io/v1, with spec.group, spec.names.plural and spec.versions)",
+      );
+    }
+    for (const version of spec.versions) {
+      const table = version.name ? crdListTypes(crd, version.name) : undefined;
+      if (table) this.listTypeTables.set(`${spec.group}/${version.name}/${spec.names.plural}`, table);
+    }
   }
 
   /** The entry of `manager` for `operation` on `subresource`, added to `managed` when new; its time now. */

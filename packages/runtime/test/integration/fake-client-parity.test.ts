@@ -5,7 +5,7 @@
 // normalized) must agree, except for the differences listed in KNOWN
 // (and in docs/how-to/testing.md).
 import { strict as assert } from "node:assert";
-import type { V1ConfigMap } from "@kubernetes/client-node";
+import type { V1ConfigMap, V1Deployment, V1DeploymentSpec } from "@kubernetes/client-node";
 import { useControlPlane } from "@tessera/testenv";
 import { simpleCrd } from "@tessera/testenv";
 import {
@@ -13,6 +13,7 @@ import {
   ConfigMaps,
   Deployments,
   defineResource,
+  type ApplyConfiguration,
   type Client,
   type KubeObject,
 } from "../../src/index.js";
@@ -37,6 +38,48 @@ const Plains = defineResource<Plain>({
   kind: "Plain",
   plural: "plains",
   scope: "Namespaced",
+});
+
+/** A custom resource whose CRD declares a list-map (`spec.members`, by `name`) and a set (`spec.tags`). */
+interface Member {
+  name: string;
+  role?: string;
+  level?: number;
+}
+type Roster = KubeObject & { spec?: { members?: Member[]; tags?: string[] } };
+const Rosters = defineResource<Roster>({
+  group: "example.com",
+  version: "v1",
+  kind: "Roster",
+  plural: "rosters",
+  scope: "Namespaced",
+});
+const rosterCrd = simpleCrd({
+  group: "example.com",
+  kind: "Roster",
+  status: true,
+  schema: {
+    type: "object",
+    properties: {
+      spec: {
+        type: "object",
+        properties: {
+          members: {
+            type: "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            items: {
+              type: "object",
+              required: ["name"],
+              properties: { name: { type: "string" }, role: { type: "string" }, level: { type: "integer" } },
+            },
+          },
+          tags: { type: "array", "x-kubernetes-list-type": "set", items: { type: "string" } },
+        },
+      },
+      status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+    },
+  },
 });
 
 type Memo = Map<string, KubeObject>;
@@ -64,6 +107,49 @@ const deployment = (ns: string) => ({
     template: { metadata: { labels: { app: "d" } }, spec: { containers: [{ name: "c", image: "busybox" }] } },
   },
 });
+const roster = (
+  ns: string,
+  spec: Roster["spec"],
+): Roster & { metadata: { name: string; namespace: string } } => ({
+  apiVersion: "example.com/v1",
+  kind: "Roster",
+  metadata: { name: "r", namespace: ns },
+  spec,
+});
+/** Outcomes of several calls, an error as its message, so one step can go on past it. */
+const each = async (...calls: (() => Promise<unknown>)[]): Promise<unknown[]> => {
+  const out: unknown[] = [];
+  for (const call of calls) out.push(await call().catch((error: unknown) => (error as Error).message));
+  return out;
+};
+interface Container {
+  name: string;
+  image?: string;
+  env?: { name: string; value?: string }[];
+  ports?: { containerPort: number; protocol?: string }[];
+}
+/** An applied Deployment's configuration: its containers, and with `full` the selector and labels a new one needs. */
+const applied = (ns: string, containers: Container[], full = false): ApplyConfiguration<V1Deployment> => {
+  const labels = { app: "sa" };
+  const template = { spec: { containers }, ...(full ? { metadata: { labels } } : {}) };
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "sa", namespace: ns },
+    spec: full ? { selector: { matchLabels: labels }, template } : ({ template } as V1DeploymentSpec),
+  };
+};
+/** A Deployment with its containers only (names, images, env and ports' numbers), beside its managedFields: the server defaults the rest. */
+const containersOf = (d: KubeObject & { spec?: { template?: { spec?: { containers?: Container[] } } } }) => ({
+  metadata: d.metadata,
+  spec: (d.spec?.template?.spec?.containers ?? []).map((c) => ({
+    name: c.name,
+    image: c.image,
+    env: c.env,
+    ports: c.ports?.map((p) => p.containerPort),
+  })),
+});
+
 const remember = <T extends KubeObject>(memo: Memo, key: string, object: T): T => {
   memo.set(key, object);
   return object;
@@ -472,6 +558,226 @@ export const SCRIPT: readonly Step[] = [
     },
   },
   {
+    name: "apply of a CRD's list-map by two managers: entries merged by key, k: field sets",
+    run: (c, ns) =>
+      each(
+        () =>
+          c.apply(Rosters, roster(ns, { members: [{ name: "a", role: "lead" }] }), { fieldManager: "m1" }),
+        () => c.apply(Rosters, roster(ns, { members: [{ name: "b", role: "dev" }] }), { fieldManager: "m2" }),
+      ),
+  },
+  {
+    name: "list-map: a second manager sets another field of the first's entry (key shared)",
+    run: (c, ns) =>
+      c.apply(
+        Rosters,
+        roster(ns, {
+          members: [
+            { name: "b", role: "dev" },
+            { name: "a", level: 3 },
+          ],
+        }),
+        { fieldManager: "m2" },
+      ),
+  },
+  {
+    name: "list-map: a field of one entry another manager owns, to another value: Conflict",
+    run: (c, ns) =>
+      c.apply(
+        Rosters,
+        roster(ns, {
+          members: [
+            { name: "b", role: "dev" },
+            { name: "a", role: "ops", level: 3 },
+          ],
+        }),
+        { fieldManager: "m2" },
+      ),
+  },
+  {
+    name: "list-map: the same with force takes the entry's field",
+    run: (c, ns) =>
+      c.apply(
+        Rosters,
+        roster(ns, {
+          members: [
+            { name: "b", role: "dev" },
+            { name: "a", role: "ops", level: 3 },
+          ],
+        }),
+        { fieldManager: "m2", force: true },
+      ),
+  },
+  {
+    name: "list-map: a manager that stops applying an entry removes it; one another manager shares stays",
+    run: (c, ns) =>
+      each(
+        () =>
+          c.apply(Rosters, roster(ns, { members: [{ name: "a", role: "ops", level: 3 }] }), {
+            fieldManager: "m2",
+          }),
+        () => c.apply(Rosters, roster(ns, { tags: ["x"] }), { fieldManager: "m1" }),
+      ),
+  },
+  {
+    name: "apply of a CRD's set by two managers: merged by value, v: field sets, a value dropped",
+    run: (c, ns) =>
+      each(
+        () => c.apply(Rosters, roster(ns, { tags: ["x", "y"] }), { fieldManager: "m1" }),
+        () => c.apply(Rosters, roster(ns, { tags: ["y", "z"] }), { fieldManager: "m3" }),
+        () => c.apply(Rosters, roster(ns, { tags: ["y"] }), { fieldManager: "m1" }),
+        () => c.apply(Rosters, roster(ns, { tags: ["z"] }), { fieldManager: "m3" }),
+      ),
+  },
+  {
+    name: "list-map: a manager that stops applying its only entries empties the list",
+    run: (c, ns) =>
+      each(
+        () =>
+          c.apply(
+            Rosters,
+            { ...roster(ns, { members: [{ name: "z" }] }), metadata: { name: "e", namespace: ns } },
+            {
+              fieldManager: "m4",
+            },
+          ),
+        () =>
+          c.apply(
+            Rosters,
+            { ...roster(ns, { tags: ["t"] }), metadata: { name: "e", namespace: ns } },
+            {
+              fieldManager: "m4",
+            },
+          ),
+      ),
+  },
+  {
+    name: "list-map and set written by create and update: per-entry fields of the updater; an apply conflicts with it",
+    run: async (c, ns) => {
+      const created = await c.create(Rosters, {
+        ...roster(ns, { members: [{ name: "a", role: "x" }], tags: ["t"] }),
+        metadata: { name: "u", namespace: ns },
+      });
+      const updated = await c.update(Rosters, {
+        ...created,
+        spec: { members: [{ name: "a", role: "y" }, { name: "b" }], tags: ["t", "s"] },
+      });
+      return [
+        created,
+        updated,
+        ...(await each(() =>
+          c.apply(
+            Rosters,
+            {
+              ...roster(ns, { members: [{ name: "a", role: "z" }] }),
+              metadata: { name: "u", namespace: ns },
+            },
+            { fieldManager: "m1" },
+          ),
+        )),
+      ];
+    },
+  },
+  {
+    name: "apply of metadata's lists by two managers: finalizers a set, owner references a list-map by uid",
+    run: (c, ns) => {
+      const owner = (uid: string, name: string) => ({ apiVersion: "v1", kind: "ConfigMap", name, uid });
+      const meta = (finalizers: string[], ownerReferences: ReturnType<typeof owner>[]) => ({
+        metadata: { name: "owned", namespace: ns, finalizers, ownerReferences },
+      });
+      return each(
+        () =>
+          c.apply(
+            ConfigMaps,
+            meta(["example.com/a"], [owner("11111111-1111-1111-1111-111111111111", "o1")]),
+            {
+              fieldManager: "m1",
+            },
+          ),
+        () =>
+          c.apply(
+            ConfigMaps,
+            meta(["example.com/b"], [owner("22222222-2222-2222-2222-222222222222", "o2")]),
+            {
+              fieldManager: "m2",
+            },
+          ),
+        () => c.apply(ConfigMaps, meta([], []), { fieldManager: "m1" }),
+      );
+    },
+  },
+  {
+    name: "apply of a Deployment's containers by two managers: merged by name, env and ports by key",
+    run: async (c, ns) =>
+      (
+        await each(
+          () =>
+            c.apply(
+              Deployments,
+              applied(
+                ns,
+                [
+                  {
+                    name: "app",
+                    image: "busybox:1",
+                    ports: [{ containerPort: 8080 }],
+                    env: [{ name: "A", value: "1" }],
+                  },
+                ],
+                true,
+              ),
+              { fieldManager: "m1" },
+            ),
+          () =>
+            c.apply(Deployments, applied(ns, [{ name: "sidecar", image: "busybox:2" }]), {
+              fieldManager: "m2",
+            }),
+          () =>
+            c.apply(
+              Deployments,
+              applied(ns, [
+                { name: "sidecar", image: "busybox:2" },
+                { name: "app", env: [{ name: "B", value: "2" }] },
+              ]),
+              { fieldManager: "m2" },
+            ),
+        )
+      ).map((d) => (typeof d === "string" ? d : containersOf(d as KubeObject))),
+  },
+  {
+    name: "Deployment: a container's image another manager owns: Conflict; with force taken; a container dropped",
+    run: async (c, ns) =>
+      (
+        await each(
+          () =>
+            c.apply(
+              Deployments,
+              applied(ns, [
+                { name: "sidecar", image: "busybox:2" },
+                { name: "app", image: "busybox:3" },
+              ]),
+              {
+                fieldManager: "m2",
+              },
+            ),
+          () =>
+            c.apply(
+              Deployments,
+              applied(ns, [
+                { name: "sidecar", image: "busybox:2" },
+                { name: "app", image: "busybox:3" },
+              ]),
+              {
+                fieldManager: "m2",
+                force: true,
+              },
+            ),
+          () =>
+            c.apply(Deployments, applied(ns, [{ name: "app", image: "busybox:3" }]), { fieldManager: "m2" }),
+        )
+      ).map((d) => (typeof d === "string" ? d : containersOf(d as KubeObject))),
+  },
+  {
     name: "list a kind the server does not serve: NotFound",
     run: (c, ns) => c.list(Gadgets, { namespace: ns }),
   },
@@ -558,11 +864,10 @@ class Normalizer {
 
 /**
  * A `fieldsV1` tree as its sorted paths (`.spec.data.k`, `.spec.data.`), for
- * a comparison that ignores key order; without the items of
- * `metadata.finalizers`, a set the fake keeps as one atomic list.
+ * a comparison that ignores key order.
  */
 function fieldPaths(tree: unknown, prefix = ""): string[] {
-  if (tree === null || typeof tree !== "object" || prefix === ".metadata.finalizers") return [];
+  if (tree === null || typeof tree !== "object") return [];
   return Object.entries(tree as Record<string, unknown>)
     .flatMap(([key, child]) => {
       const path = key === "." ? `${prefix}.` : `${prefix}.${key.replace(/^f:/, "")}`;
@@ -581,7 +886,7 @@ async function runScript(client: Client, ns: string): Promise<unknown[]> {
 
 describe("FakeClient parity with the real API server", function () {
   this.timeout(120_000);
-  const env = useControlPlane({ crds: [simpleCrd({ group: "example.com", kind: "Plain" })] });
+  const env = useControlPlane({ crds: [simpleCrd({ group: "example.com", kind: "Plain" }), rosterCrd] });
 
   it("runs one script on both and agrees on every step but the known differences", async () => {
     await installWidgetCrd(env.cp);
@@ -589,7 +894,8 @@ describe("FakeClient parity with the real API server", function () {
     const real = await runScript(new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-parity" }), ns);
     const fake = await runScript(
       new FakeClient({
-        resources: [Widgets, Plains],
+        resources: [Widgets, Plains, Rosters],
+        crds: [rosterCrd],
         withoutStatusSubresource: [Plains],
         schemaless: [Plains],
         fieldManager: "tessera-parity",
