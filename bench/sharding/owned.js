@@ -11,14 +11,24 @@
 // loaded, the replicas start and their ring settles, then the Tenants are
 // created; the run ends once every Tenant is Ready at its generation (a
 // fresh LIST) and the replicas' caches hold every owned object between them.
-// Reported per replica: bytes received from the API server, peak RSS
+// Reported per replica: bytes received from the API server (until then; a
+// 10 s idle window after it gives the idle rate), peak RSS
 // (VmHWM), objects cached per kind (tessera_informer_objects from its
 // /metrics), of those the owned ones in its slots (the owned objects whose
 // owner-slot label is a slot the published assignment gives it) and the
-// rest (unrelated), and the ratios to one replica; then the issue's aims,
-// each met or not.
+// rest (unrelated), and the ratios to one replica; its floor (bytes and
+// peak RSS once the ring settled, before any Tenant); then the issue's
+// aims, each met or not.
 //
-// Run: bash scripts/with-node.sh node bench/sharding/owned.js [--tenants 2000] [--replicas 1,4]
+// With --handover, one more replica then joins the last ring: the
+// kube-apiserver's apiserver_request_total (LIST and WATCH of each owned
+// kind) while the ring settles again, beside the slot runs the new replica
+// gained and its initial syncs, and the other replicas' new initial syncs
+// (kept slots are not relisted: 0). Its ConfigMap counts include the ring's
+// assignment ConfigMap (watched by the new replica) and each owned kind's
+// one metadata-only LIST for unlabelled children.
+//
+// Run: bash scripts/with-node.sh node bench/sharding/owned.js [--tenants 2000] [--replicas 1,4] [--handover]
 //      (after npm run build and a build of examples/sharded-tenants; needs the control-plane binaries)
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -29,13 +39,14 @@ import { readRings } from "@tessera/cli";
 import { ApiClient } from "@tessera/runtime";
 import { ControlPlane, parsePrometheusText } from "@tessera/testenv";
 import { Replicas } from "../../soak/replicas.mjs";
-import { pool, post } from "../lib/apiserver.js";
+import { countsSince, pool, post, requestCounts } from "../lib/apiserver.js";
 import { writeResult } from "../lib/results.js";
 
 const { values } = parseArgs({
   options: {
     tenants: { type: "string", default: "2000" },
     replicas: { type: "string", default: "1,4" },
+    handover: { type: "boolean", default: false },
   },
 });
 const TENANTS = Number(values.tenants);
@@ -80,18 +91,110 @@ async function cached(replica) {
   return by;
 }
 
-async function run(count) {
+// The bench's own LISTs of ConfigMaps (readRings lists the ring's ConfigMaps), taken out of the apiserver's counts.
+let ownConfigMapLists = 0;
+function readRing(client) {
+  ownConfigMapLists++;
+  return readRings(client, "default").then(([r]) => r);
+}
+
+/** Waits until the published assignment is settled over the live replicas; returns it. */
+async function settled(client, replicas, work) {
+  const t0 = Date.now();
+  const live = () => new Set(replicas.live().map((r) => r.name));
+  for (;;) {
+    const ring = await readRing(client).catch(() => undefined);
+    const done =
+      ring &&
+      ring.assignment.releasing.size === 0 &&
+      new Set(ring.assignment.owners).size === live().size &&
+      ring.assignment.owners.every((o) => o !== undefined && live().has(o)) &&
+      ring.members
+        .filter((m) => live().has(m.identity))
+        .every((m) => m.acknowledgedEpoch === ring.assignment.epoch);
+    if (done) return ring;
+    if (Date.now() - t0 > 120_000)
+      throw new Error(`${live().size} replicas: ring not settled after 120 s (logs in ${work})`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Initial syncs (LISTs and watch-lists) per reflector of `resource` on a replica, from its /metrics. */
+async function syncs(replica, resource) {
+  const res = await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`, {
+    signal: AbortSignal.timeout(2000),
+  });
+  const families = parsePrometheusText(await res.text());
+  /** @type {Map<string, number>} */
+  const out = new Map();
+  const add = (s) => out.set(s.labels.reflector, (out.get(s.labels.reflector) ?? 0) + s.value);
+  for (const s of families.get("tessera_reflector_lists_total")?.samples ?? [])
+    if (s.labels.resource === resource) add(s);
+  for (const s of families.get("tessera_reflector_watches_total")?.samples ?? [])
+    if (s.labels.resource === resource && s.labels.mode === "watch-list") add(s);
+  return out;
+}
+
+/** Runs of adjacent slots in a set of slot numbers. */
+function runs(slots) {
+  const sorted = [...slots].sort((a, b) => a - b);
+  return sorted.filter((s, i) => i === 0 || sorted[i - 1] !== s - 1).length;
+}
+
+/**
+ * One more replica joins a settled ring: what the kube-apiserver counted
+ * (apiserver_request_total, LIST and WATCH of each owned kind) while the
+ * ring settled again, beside the slot runs the new replica gained, its own
+ * initial syncs, and the old replicas' new initial syncs (kept slots must
+ * not be relisted: 0).
+ */
+async function handover(cp, client, replicas, work) {
+  const old = replicas.live();
+  const before = await readRing(client);
+  const ownBefore = ownConfigMapLists;
+  const counts = Object.fromEntries(
+    await Promise.all(KINDS.map(async (k) => [k.resource, await requestCounts(cp, k.resource)])),
+  );
+  const oldSyncs = await Promise.all(old.map((r) => Promise.all(KINDS.map((k) => syncs(r, k.resource)))));
+  const t0 = Date.now();
+  const joiner = await replicas.start("replica", OPERATOR);
+  const after = await settled(client, replicas, work);
+  const secs = (Date.now() - t0) / 1000;
+  // Wait for the new replica's owned caches to hold its share: the handover's lists are done.
+  const gained = new Set(after.assignment.owners.flatMap((o, s) => (o === joiner.name ? [s] : [])));
+  const from = new Set(before.assignment.owners.flatMap((o, s) => (gained.has(s) ? [o] : [])));
+  const lines = [
+    `handover ${old.length} -> ${old.length + 1}: ${joiner.name} gained ${gained.size} slots in ${runs(gained)} runs (from ${[...from].join(", ")}); settled in ${secs.toFixed(1)} s`,
+  ];
+  await new Promise((r) => setTimeout(r, 3000));
+  for (const [i, k] of KINDS.entries()) {
+    const server = countsSince(counts[k.resource], await requestCounts(cp, k.resource));
+    const own = k.resource === "configmaps" ? ownConfigMapLists - ownBefore : 0;
+    const mine = [...(await syncs(joiner, k.resource)).entries()].filter(
+      ([r, n]) => n > 0 && r.includes("[0x"),
+    );
+    let relisted = 0;
+    for (const [j, r] of old.entries()) {
+      const now = await syncs(r, k.resource);
+      for (const [reflector, n] of now) relisted += n - (oldSyncs[j][i].get(reflector) ?? 0);
+    }
+    lines.push(
+      `  ${k.resource}: apiserver_request_total during the handover: LIST ${(server.LIST ?? 0) - own}${own ? ` (less this bench's ${own} reads of the ring)` : ""}, WATCH ${server.WATCH ?? 0}; ` +
+        `${joiner.name}'s initial syncs (LIST or watch-list): ${mine.reduce((s, [, n]) => s + n, 0)} over ${mine.length} slot-run reflectors; ` +
+        `the ${old.length} other replicas' new initial syncs: ${relisted}`,
+    );
+  }
+  return lines;
+}
+
+async function run(count, withHandover) {
   const cp = new ControlPlane({ crds: [join(example, "deploy/base/crds")] });
   const work = mkdtempSync(join(tmpdir(), "tessera-bench-owned-"));
   const replicas = new Replicas({
     cp,
     work,
-    // The demo's short Leases: the ring settles within seconds of the last start.
-    env: {
-      TESSERA_LEADER_ELECTION_LEASE_DURATION_MS: "3000",
-      TESSERA_LEADER_ELECTION_RENEW_DEADLINE_MS: "2000",
-      TESSERA_LEADER_ELECTION_RETRY_PERIOD_MS: "500",
-    },
+    // No Lease timings: the runtime's defaults (15/10/2 s), as an operator runs them; the
+    // Lease renewals and the ring's reads are each replica's fixed cost.
   });
   await cp.start();
   const client = new ApiClient(cp.kubeConfig, { fieldManager: "bench" });
@@ -108,22 +211,11 @@ async function run(count) {
     );
     const t0 = Date.now();
     for (let i = 0; i < count; i++) await replicas.start("replica", OPERATOR);
-    const live = () => new Set(replicas.live().map((r) => r.name));
-    for (;;) {
-      const [ring] = await readRings(client, "default").catch(() => []);
-      const settled =
-        ring &&
-        ring.assignment.releasing.size === 0 &&
-        new Set(ring.assignment.owners).size === count &&
-        ring.assignment.owners.every((o) => o !== undefined && live().has(o)) &&
-        ring.members
-          .filter((m) => live().has(m.identity))
-          .every((m) => m.acknowledgedEpoch === ring.assignment.epoch);
-      if (settled) break;
-      if (Date.now() - t0 > 120_000)
-        throw new Error(`${count} replicas: ring not settled after 120 s (logs in ${work})`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await settled(client, replicas, work);
+    // Each replica's floor: what start-up and the ring cost it before there is any Tenant.
+    const floor = new Map(
+      replicas.live().map((r) => [r.name, { bytes: r.proxy.stats.bytesDown, rss: peakRss(r.pid) }]),
+    );
     say(
       `${count} replica(s): ring settled after ${((Date.now() - t0) / 1000).toFixed(1)} s; creating ${TENANTS} Tenants`,
     );
@@ -159,9 +251,13 @@ async function run(count) {
       await new Promise((r) => setTimeout(r, 500));
     }
     const converged = (Date.now() - t1) / 1000;
+    // The idle rate after: Lease renewals, the ring's reads, nothing of the Tenants.
+    const idleFrom = new Map(replicas.live().map((r) => [r.name, r.proxy.stats.bytesDown]));
+    const IDLE_S = 10;
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000));
     // The truth to hold the caches against: each owned object's slot (its label), the slot's owner.
-    const [ring] = await readRings(client, "default");
-    const slotsOf = (id) => new Set(ring.assignment.owners.flatMap((o, s) => (o === id ? [s] : [])));
+    const assignment = (await readRing(client)).assignment;
+    const slotsOf = (id) => new Set(assignment.owners.flatMap((o, s) => (o === id ? [s] : [])));
     /** @type {Record<string, number[]>} */
     const ownedSlots = {};
     for (const k of KINDS) {
@@ -178,8 +274,12 @@ async function run(count) {
         replicas: count,
         replica: r.name,
         slots: mine.size,
-        bytes: r.proxy.stats.bytesDown,
+        bytes: idleFrom.get(r.name),
         peakRss: peakRss(r.pid),
+        floorBytes: floor.get(r.name).bytes,
+        floorRss: floor.get(r.name).rss,
+        idleBytesPerSecond: (r.proxy.stats.bytesDown - idleFrom.get(r.name)) / IDLE_S,
+        seconds: (Date.now() - t0) / 1000,
         tenants: objects[`tenants.${GROUP}`] ?? 0,
         converged,
       };
@@ -193,10 +293,11 @@ async function run(count) {
       }
       rows.push(row);
     }
+    const handoverLines = withHandover ? await handover(cp, client, replicas, work) : [];
     say(
       `${count} replica(s): every Tenant Ready and every owned object cached ${converged.toFixed(1)} s after the creates`,
     );
-    return rows;
+    return { rows, handoverLines };
   } finally {
     await replicas.stopAll();
     await cp.stop();
@@ -205,7 +306,12 @@ async function run(count) {
 
 const load = loadavg();
 const all = [];
-for (const count of COUNTS) all.push(...(await run(count)));
+const handoverLines = [];
+for (const [i, count] of COUNTS.entries()) {
+  const result = await run(count, values.handover && i === COUNTS.length - 1);
+  all.push(...result.rows);
+  handoverLines.push(...result.handoverLines);
+}
 const one = all.filter((r) => r.replicas === 1);
 const base = one.length ? { bytes: one[0].bytes, peakRss: one[0].peakRss } : undefined;
 const ratio = (v, b) => (b ? `${(v / b).toFixed(2)}x` : "");
@@ -214,18 +320,20 @@ console.log(
   `${TENANTS} Tenants (each owning a ConfigMap and a ServiceAccount), ${UNRELATED_CONFIGMAPS} unrelated ConfigMaps and ${UNRELATED_SERVICEACCOUNTS} unrelated ServiceAccounts in namespace ${OTHER}; load average at start ${load.map((l) => l.toFixed(2)).join(", ")}`,
 );
 console.log(
-  "| replicas | replica | slots | received | x 1 replica | peak RSS | x 1 replica | Tenants cached | ConfigMaps cached (owned, unrelated) | ServiceAccounts cached (owned, unrelated) |",
+  "| replicas | replica | slots | received | x 1 replica | peak RSS | x 1 replica | Tenants cached | ConfigMaps cached (owned, unrelated) | ServiceAccounts cached (owned, unrelated) | before any Tenant: received, RSS | idle after |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of all)
   console.log(
-    `| ${r.replicas} | ${r.replica} | ${r.slots} | ${MB(r.bytes)} MB | ${ratio(r.bytes, base?.bytes)} | ${MiB(r.peakRss)} MiB | ${ratio(r.peakRss, base?.peakRss)} | ${r.tenants} | ${r.configmaps.cached} (${r.configmaps.owned}, ${r.configmaps.unrelated}) | ${r.serviceaccounts.cached} (${r.serviceaccounts.owned}, ${r.serviceaccounts.unrelated}) |`,
+    `| ${r.replicas} | ${r.replica} | ${r.slots} | ${MB(r.bytes)} MB | ${ratio(r.bytes, base?.bytes)} | ${MiB(r.peakRss)} MiB | ${ratio(r.peakRss, base?.peakRss)} | ${r.tenants} | ${r.configmaps.cached} (${r.configmaps.owned}, ${r.configmaps.unrelated}) | ${r.serviceaccounts.cached} (${r.serviceaccounts.owned}, ${r.serviceaccounts.unrelated}) | ${MB(r.floorBytes)} MB, ${MiB(r.floorRss)} MiB | ${(r.idleBytesPerSecond / 1e3).toFixed(1)} kB/s |`,
   );
 for (const count of COUNTS.filter((c) => c > 1)) {
   const rows = all.filter((r) => r.replicas === count);
   const sum = rows.reduce((s, r) => s + r.bytes, 0);
   console.log(`${count} replicas together received ${MB(sum)} MB: ${ratio(sum, base?.bytes)} one replica's`);
 }
+
+for (const line of handoverLines) console.log(line);
 
 // The issue's aims (issue 29), at the largest replica count beside one replica.
 const n = Math.max(...COUNTS);
