@@ -11,8 +11,9 @@
 // loaded, the replicas start and their ring settles, then the Tenants are
 // created; the run ends once every Tenant is Ready at its generation (a
 // fresh LIST) and the replicas' caches hold every owned object between them.
-// Reported per replica: bytes received from the API server (until then; a
-// 10 s idle window after it gives the idle rate), peak RSS
+// Reported per replica: bytes received from the API server (until the
+// replicas are quiet, under 10 kB/s each; a 10 s window after it gives the
+// idle rate), peak RSS
 // (VmHWM), objects cached per kind (tessera_informer_objects from its
 // /metrics), of those the owned ones in its slots (the owned objects whose
 // owner-slot label is a slot the published assignment gives it) and the
@@ -251,6 +252,15 @@ async function run(count, withHandover) {
       await new Promise((r) => setTimeout(r, 500));
     }
     const converged = (Date.now() - t1) / 1000;
+    // Every Tenant is Ready, but the echoes of the last writes are still being reconciled:
+    // wait until each replica receives under 10 kB/s (over 2 s), at most 120 s, so that
+    // "received" is the whole work's.
+    for (const quietFrom = Date.now(); Date.now() - quietFrom < 120_000;) {
+      const from = replicas.live().map((r) => r.proxy.stats.bytesDown);
+      await new Promise((r) => setTimeout(r, 2000));
+      if (replicas.live().every((r, i) => r.proxy.stats.bytesDown - from[i] < 20_000)) break;
+    }
+    const quiet = (Date.now() - t1) / 1000;
     // The idle rate after: Lease renewals, the ring's reads, nothing of the Tenants.
     const idleFrom = new Map(replicas.live().map((r) => [r.name, r.proxy.stats.bytesDown]));
     const IDLE_S = 10;
@@ -282,6 +292,7 @@ async function run(count, withHandover) {
         seconds: (Date.now() - t0) / 1000,
         tenants: objects[`tenants.${GROUP}`] ?? 0,
         converged,
+        quiet,
       };
       for (const k of KINDS) {
         const owned = ownedSlots[k.resource].filter((s) => mine.has(s)).length;
@@ -295,7 +306,7 @@ async function run(count, withHandover) {
     }
     const handoverLines = withHandover ? await handover(cp, client, replicas, work) : [];
     say(
-      `${count} replica(s): every Tenant Ready and every owned object cached ${converged.toFixed(1)} s after the creates`,
+      `${count} replica(s): every Tenant Ready and every owned object cached ${converged.toFixed(1)} s after the creates, quiet after ${quiet.toFixed(1)} s`,
     );
     return { rows, handoverLines };
   } finally {
