@@ -377,7 +377,7 @@ if (base && n > 1) {
       many.map((r) => ratio(r.peakRss, base.peakRss)).join(", "),
     ],
     [
-      "one replica caches no unrelated object",
+      "one replica caches no unrelated object (it still receives their metadata once, in its look for unlabelled children)",
       one.every((r) => KINDS.every((k) => r[k.resource].unrelated === 0)),
       KINDS.map((k) => `${one[0][k.resource].cached} ${k.resource} cached of ${TENANTS} owned`).join(", "),
     ],
