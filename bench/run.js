@@ -18,7 +18,8 @@ const suites = {
   reflector: ["reflector/cold-sync.js", "reflector/decode.js", "reflector/wire.js"],
   informers: ["informers/memory.js"],
   workqueue: ["workqueue/run.js"],
-  sharding: ["sharding/hash.js", "sharding/movement.js", "sharding/convergence.js"],
+  // sharding/owned.js runs the built sharded-tenants example (npm run build:examples).
+  sharding: ["sharding/hash.js", "sharding/movement.js", "sharding/convergence.js", "sharding/owned.js"],
   runtime: ["runtime/startup.js", "runtime/throughput.js"],
   // Beside client-go, controller-runtime, kube-rs and client-node (bench/peers/README.md).
   peers: ["peers/cold-sync.js", "peers/churn.js", "peers/fan-out.js"],
