@@ -14,7 +14,9 @@ if [ -z "${TESSERA_CONTROLPLANE_DIR:-}${KUBEBUILDER_ASSETS:-}" ]; then
   # The controller manager too: testenv's own tests and the examples start it;
   # and kubectl (about three minutes more), for the getting-started steps' test.
   TESSERA_CONTROLPLANE_DIR=$(bash packages/testenv/tools/controlplane/build.sh --with-controller-manager --with-kubectl | tail -n 1)
-  export TESSERA_CONTROLPLANE_DIR
+  # Built here, so the getting-started kubectl test must run, never skip.
+  TESSERA_REQUIRE_KUBECTL=1
+  export TESSERA_CONTROLPLANE_DIR TESSERA_REQUIRE_KUBECTL
 fi
 npm run --silent build
 npm run --silent build:examples

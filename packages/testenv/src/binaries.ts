@@ -12,7 +12,8 @@ export interface ControlPlaneBinaries {
   /**
    * kubectl of the same version, when found beside the others: built with
    * `build.sh --with-kubectl` (or `TESSERA_WITH_KUBECTL=1` when the build
-   * route is taken). Tests that run kubectl skip without it.
+   * route is taken). Tests that run kubectl skip without it, except under
+   * the test command, which builds it and fails when it is missing.
    */
   kubectl?: string;
   /** Where they came from: "TESSERA_CONTROLPLANE_DIR", "KUBEBUILDER_ASSETS" or "build". */

@@ -43,6 +43,13 @@ describe("the getting-started kubectl steps, with a real kubectl", function () {
   before(function () {
     const found = resolveControlPlaneBinaries().kubectl;
     if (!found) {
+      // The test command builds kubectl and sets this: there, a missing kubectl is a failure, not a skip.
+      if (process.env["TESSERA_REQUIRE_KUBECTL"] === "1") {
+        assert.fail(
+          "no kubectl beside the control plane though the test command built it: rebuild with `bash packages/testenv/tools/controlplane/build.sh --with-kubectl`",
+        );
+      }
+      // A control plane of the user's own (TESSERA_CONTROLPLANE_DIR) may have no kubectl: said, then skipped.
       console.log(
         "      skipped: no kubectl beside the control plane; build it with `bash packages/testenv/tools/controlplane/build.sh --with-kubectl` (or TESSERA_WITH_KUBECTL=1)",
       );
