@@ -7,11 +7,25 @@ import {
   type Timer,
 } from "@tessera/core";
 
-/** The width of one bucket: keys due within the same second are fired together. */
-export const RESYNC_BUCKET_MS = 1000;
+/**
+ * The default width of one bucket: keys due within the same quarter second
+ * are fired together. A quarter, not a whole second, so that the work of one
+ * second is spread over four ticks: with one tick a second jittered by a
+ * quarter, a given second would see no tick or two, and half or double the
+ * mean rate of resyncs.
+ */
+export const RESYNC_BUCKET_MS = 250;
 
-/** The ticker fires every {@link RESYNC_BUCKET_MS}, each delay jittered by this fraction either way. */
+/** The ticker fires every bucket width, each delay jittered by this fraction either way. */
 export const RESYNC_TICK_JITTER = 0.25;
+
+/**
+ * The golden ratio's fractional part: successive multiples of it, modulo 1,
+ * fall as evenly over [0, 1) as any sequence can (each new point lands in
+ * the largest gap left), which spreads first deadlines more evenly than
+ * independent uniform draws do.
+ */
+const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
 
 /** What one tick of a {@link ResyncScheduler} did, for tests and instrumentation. */
 export interface ResyncTick {
@@ -32,6 +46,8 @@ export interface ResyncTick {
  * over the period and jitters the ticker; its `clock` runs the ticker.
  */
 export interface ResyncSchedulerOptions extends Instrumentation {
+  /** The width of a bucket and the ticker's mean interval, in ms; default {@link RESYNC_BUCKET_MS}. */
+  bucketMs?: number;
   /** Called after every tick with what it did. */
   onTick?: (tick: ResyncTick) => void;
 }
@@ -43,13 +59,15 @@ type Bucket = Map<ResyncSchedule, string[]>;
  * Periodic re-delivery ("resync") of many keys on one timer, the way the
  * apiserver's watch cache schedules bookmarks for its watchers:
  *
- * - every tracked key is filed under the whole second (counted from the
- *   scheduler's creation) at which it is next due; the first deadline of a
- *   key is spread uniformly over its period, so a collection tracked all at
- *   once does not fall due all at once;
- * - one ticker, re-armed after each tick with a delay jittered in
- *   [0.75 s, 1.25 s], pops every bucket whose second has passed; a tick
- *   costs O(keys due), and a tick with nothing due costs a map lookup;
+ * - every tracked key is filed under the bucket (a quarter second by
+ *   default, counted from the scheduler's creation) in which it is next due;
+ *   the first deadlines of a schedule's keys are spread evenly over its
+ *   period (a golden-ratio sequence from a random start), so a collection
+ *   tracked all at once falls due at an even rate, not all at once;
+ * - one ticker, re-armed after each tick with a delay of one bucket width
+ *   jittered by a quarter either way, pops every bucket whose time has
+ *   passed; a tick costs O(keys due), and a tick with nothing due costs a
+ *   map lookup;
  * - a key popped is filed again one period later, so each key is re-delivered
  *   once per period, give or take a bucket and a tick;
  * - untracking is O(1): the key's entry stays in its bucket and is skipped
@@ -69,6 +87,8 @@ export class ResyncScheduler {
   private readonly logger: Logger;
   private readonly onTick: ((tick: ResyncTick) => void) | undefined;
   private readonly origin: number;
+  /** @internal The width of a bucket, in ms. */
+  readonly bucketMs: number;
   private readonly buckets = new Map<number, Bucket>();
   /** The lowest bucket not popped yet; everything below has fired. */
   private nextBucket = 0;
@@ -82,12 +102,17 @@ export class ResyncScheduler {
     this.random = tools.random;
     this.logger = tools.logger;
     this.onTick = options.onTick;
+    const bucketMs = options.bucketMs ?? RESYNC_BUCKET_MS;
+    if (!Number.isFinite(bucketMs) || bucketMs < 1) {
+      throw new RangeError(`resync bucket width must be at least 1 ms, got ${bucketMs}`);
+    }
+    this.bucketMs = bucketMs;
     this.origin = this.clock.now();
   }
 
   /**
    * A new schedule: every key it tracks is handed to `onDue` once per
-   * `periodMs` (rounded up to whole seconds, at least one), several due keys
+   * `periodMs` (rounded up to whole buckets, at least one), several due keys
    * at a time. `onDue` runs synchronously in the tick; it may track and
    * untrack keys.
    */
@@ -115,7 +140,7 @@ export class ResyncScheduler {
 
   /** @internal The bucket a deadline falls in, never one already popped. */
   bucketFor(dueAt: number): number {
-    return Math.max(this.nextBucket, Math.floor((dueAt - this.origin) / RESYNC_BUCKET_MS));
+    return Math.max(this.nextBucket, Math.floor((dueAt - this.origin) / this.bucketMs));
   }
 
   /** @internal The clock reading now. */
@@ -158,7 +183,7 @@ export class ResyncScheduler {
   }
 
   private arm(): void {
-    const delay = RESYNC_BUCKET_MS * (1 + RESYNC_TICK_JITTER * (2 * this.random() - 1));
+    const delay = this.bucketMs * (1 + RESYNC_TICK_JITTER * (2 * this.random() - 1));
     this.timer = this.clock.setTimer(delay, () => this.tick());
   }
 
@@ -171,13 +196,13 @@ export class ResyncScheduler {
     this.timer = undefined;
     this.ticks++;
     const at = this.clock.now();
-    const current = Math.floor((at - this.origin) / RESYNC_BUCKET_MS);
+    const current = Math.floor((at - this.origin) / this.bucketMs);
     const due = new Map<ResyncSchedule, string[]>();
     let buckets = 0;
     let examined = 0;
     let delivered = 0;
-    // Walk the watermark up to now; buckets are consecutive seconds, so a
-    // tick that finds nothing due costs one lookup per elapsed second.
+    // Walk the watermark up to now; buckets are consecutive, so a tick that
+    // finds nothing due costs one lookup per elapsed bucket.
     for (; this.nextBucket <= current; this.nextBucket++) {
       const id = this.nextBucket;
       const bucket = this.buckets.get(id);
@@ -223,6 +248,8 @@ export class ResyncSchedule {
   /** key -> the bucket it is filed under now */
   private readonly dueIn = new Map<string, number>();
   private readonly periodBuckets: number;
+  /** Where the last first deadline fell, as a fraction of the period. */
+  private spread: number;
   private closed = false;
 
   /** @internal */
@@ -234,7 +261,8 @@ export class ResyncSchedule {
     /** Names the schedule in logs. */
     readonly name: string,
   ) {
-    this.periodBuckets = Math.max(1, Math.ceil(periodMs / RESYNC_BUCKET_MS));
+    this.periodBuckets = Math.max(1, Math.ceil(periodMs / scheduler.bucketMs));
+    this.spread = scheduler.randomFraction();
   }
 
   /** How many keys are tracked. */
@@ -248,13 +276,15 @@ export class ResyncSchedule {
   }
 
   /**
-   * Starts re-delivering `key` once per period; its first delivery falls at
-   * a uniformly random point within the first period. Tracking a key already
-   * tracked changes nothing.
+   * Starts re-delivering `key` once per period; its first delivery falls
+   * within the first period, at the next point of the schedule's
+   * golden-ratio sequence, so keys tracked together fall due evenly over the
+   * period. Tracking a key already tracked changes nothing.
    */
   track(key: string): void {
     if (this.closed || this.dueIn.has(key)) return;
-    const firstDue = this.scheduler.now() + this.scheduler.randomFraction() * this.periodMs;
+    this.spread = (this.spread + GOLDEN_FRACTION) % 1;
+    const firstDue = this.scheduler.now() + this.spread * this.periodMs;
     const id = this.scheduler.bucketFor(firstDue);
     this.dueIn.set(key, id);
     this.scheduler.file(this, key, id);

@@ -128,7 +128,7 @@ export class InformerStateError extends Error {
  * - a handler added late is first handed every cached object as an add;
  * - deletions seen only through a relist arrive as
  *   {@link DeletedFinalStateUnknown} tombstones;
- * - per-handler resync periods, scheduled in one-second buckets on one
+ * - per-handler resync periods, scheduled in quarter-second buckets on one
  *   jittered ticker ({@link ResyncScheduler});
  * - a {@link Lister} and named indexes (the namespace index by default).
  *

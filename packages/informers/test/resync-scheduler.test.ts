@@ -89,7 +89,7 @@ describe("ResyncScheduler", () => {
     assert.ok(large < 100_000 / 50, "the tick never walks the whole collection");
   });
 
-  it("arms its ticker with a delay jittered in [750, 1250] ms and disarms when nothing is tracked", () => {
+  it("arms its ticker with a delay jittered in [187.5, 312.5] ms and disarms when nothing is tracked", () => {
     const clock = new FakeClock();
     const scheduler = new ResyncScheduler({ clock, random: seededRandom(3) });
     assert.equal(clock.pendingTimers, 0);
@@ -102,7 +102,7 @@ describe("ResyncScheduler", () => {
       clock.advanceSync(delay as number);
     }
     assert.ok(
-      delays.every((d) => d >= 750 && d <= 1250),
+      delays.every((d) => d >= 187.5 && d <= 312.5),
       `delays ${delays.join(",")}`,
     );
     assert.ok(new Set(delays).size > 10, "each delay is drawn anew");
@@ -162,7 +162,30 @@ describe("ResyncScheduler", () => {
     assert.equal(seen.length, 10);
   });
 
-  it("rejects a period that is not positive", () => {
+  it("spreads keys tracked together evenly: every second of the period gets its share, give or take one", () => {
+    const clock = new FakeClock();
+    const perSecond = new Map<number, number>();
+    const scheduler = new ResyncScheduler({ clock, random: seededRandom(11) });
+    const periodMs = 60_000;
+    const schedule = scheduler.schedule(periodMs, (due) => {
+      const second = Math.floor(clock.now() / 1000);
+      perSecond.set(second, (perSecond.get(second) ?? 0) + due.length);
+    });
+    for (const key of keys(1_000)) schedule.track(key);
+    advanceBy(clock, 3 * periodMs, 50);
+    // Seconds 1 to 179 (the first and last are cut by the start and the end): 1,000 / 60 each.
+    const counts = Array.from({ length: 178 }, (_, i) => perSecond.get(i + 1) ?? 0);
+    const mean = 1_000 / 60;
+    const max = Math.max(...counts);
+    const min = Math.min(...counts);
+    // Ticks every 187-313 ms pop whole quarter-second buckets, so a second
+    // holds three to five buckets' worth: within a quarter of the mean, plus rounding.
+    assert.ok(max <= mean * 1.25 + 2, `max ${max}/s against a mean of ${mean.toFixed(1)}/s`);
+    assert.ok(min >= mean * 0.75 - 2, `min ${min}/s against a mean of ${mean.toFixed(1)}/s`);
+  });
+
+  it("rejects a period that is not positive, and a bucket narrower than 1 ms", () => {
+    assert.throws(() => new ResyncScheduler({ clock: new FakeClock(), bucketMs: 0 }), /at least 1 ms, got 0/);
     const scheduler = new ResyncScheduler({ clock: new FakeClock() });
     assert.throws(() => scheduler.schedule(0, () => {}), RangeError);
     assert.throws(() => scheduler.schedule(Number.NaN, () => {}), RangeError);

@@ -121,9 +121,10 @@ describe("the published packages' tarballs", function () {
     }
   });
 
-  it("hold no tests, build info, TypeScript sources or maintenance scripts, and a README", () => {
+  it("hold no tests, build info, TypeScript sources or maintenance scripts, and a README and the license", () => {
     for (const { manifest: m, files } of packed) {
       assert.ok(files.has("README.md"), `${m.name}: README.md`);
+      assert.ok(files.has("LICENSE"), `${m.name}: LICENSE (the Apache-2.0 text its "license" field names)`);
       assert.ok(files.has("package.json"), `${m.name}: package.json`);
       // templates/ is what `tessera new` writes: its test/ and .ts files are the project's.
       for (const path of [...files].filter((p) => !p.startsWith("templates/"))) {

@@ -11,7 +11,7 @@ import { createNamespace } from "./support/widget-cluster.js";
 
 const OBJECTS = 1000;
 const PERIOD_MS = 60_000;
-/** A key is due within its second's bucket, popped by a ticker jittered up to 1.25 s. */
+/** A key is due within its quarter-second bucket, popped by a ticker jittered up to 313 ms; the rest is the queue. */
 const SLACK_MS = 2_500;
 
 /** Counts of `times` (ms since the start) in windows of `widthMs` over [0, spanMs). */
@@ -85,19 +85,27 @@ describe("the resync floor (real API server)", function () {
     // Over the two periods, in windows of 1 s and 5 s: the mean, the lowest and the highest rate.
     const spanMs = 2 * PERIOD_MS;
     const report: string[] = [];
+    const extremes: { low: number; high: number }[] = [];
     for (const widthMs of [1_000, 5_000]) {
       const counts = windows(resyncs, widthMs, spanMs);
       const rates = counts.map((c) => c / (widthMs / 1000));
       const mean = rates.reduce((a, b) => a + b, 0) / rates.length;
       const max = Math.max(...rates);
       const min = Math.min(...rates);
+      extremes.push({ low: min / mean, high: max / mean });
       report.push(
         `${widthMs / 1000} s windows: mean ${mean.toFixed(1)}/s, min ${min.toFixed(1)}/s (${(min / mean).toFixed(2)}x), max ${max.toFixed(1)}/s (${(max / mean).toFixed(2)}x)`,
       );
-      if (widthMs === 5_000) {
-        assert.ok(max <= 2 * mean && min >= mean / 2, `rate within 2x of the mean: ${report.join("; ")}`);
-      }
     }
+    // No burst: per second and per five seconds, never above twice the mean.
+    // No lull below half the mean over five seconds; a single second may dip
+    // when a loaded machine runs the ticker's timer late (it catches up).
+    const [perSecond, perFive] = extremes;
+    assert.ok(perSecond && perSecond.high <= 2, `1 s windows within 2x of the mean: ${report.join("; ")}`);
+    assert.ok(
+      perFive && perFive.high <= 2 && perFive.low >= 0.5,
+      `5 s windows within 2x of the mean: ${report.join("; ")}`,
+    );
     console.log(
       `      resync floor: ${OBJECTS} objects, period ${PERIOD_MS / 1000} s, ${resyncs.length} resyncs in ${spanMs / 1000} s; ${report.join("; ")}`,
     );
