@@ -2,9 +2,8 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { KubeObject, OwnerReference } from "@tessera/client";
 import {
   DeletedFinalStateUnknown,
-  IndexerError,
+  IndexTable,
   metaNamespaceKey,
-  type IndexFunc,
   type Indexer,
   type Indexers,
 } from "@tessera/reflector";
@@ -60,6 +59,7 @@ interface Entry extends CompactEntryMetadata {
 }
 
 const NO_VALUES: readonly string[] = [];
+const NO_INDEX_VALUES: readonly (readonly string[])[] = [];
 
 function packValues(values: readonly string[]): IndexValues {
   return values.length === 1 ? (values[0] as string) : values.length === 0 ? NO_VALUES : values;
@@ -95,9 +95,7 @@ function unpackValues(values: IndexValues): readonly string[] {
  */
 export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<T> {
   private items = new Map<string, Entry>();
-  private readonly indexers = new Map<string, IndexFunc<T>>();
-  /** index name -> indexed value -> keys */
-  private indices = new Map<string, Map<string, Set<string>>>();
+  private readonly table = new IndexTable<T>();
   /** The decoded objects kept, least recently used first (a Map iterates in insertion order). */
   private hot = new Map<string, T>();
   private readonly hotLimit: number;
@@ -137,17 +135,15 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
     if (old === undefined) return;
     this.items.delete(key);
     this.hot.delete(key);
-    this.unindex(key, old);
+    if (this.table.size > 0) this.table.remove(key, this.allValuesOf(old));
   }
 
   replace(items: readonly T[], _resourceVersion: string): void {
     const next = new Map<string, Entry>();
     const hot = new Map<string, T>();
-    const indices = new Map<string, Map<string, Set<string>>>();
-    for (const name of this.indexers.keys()) indices.set(name, new Map());
     this.items = next;
     this.hot = hot;
-    this.indices = indices;
+    this.table.clear();
     for (const obj of items) this.put(metaNamespaceKey(obj), obj);
   }
 
@@ -191,58 +187,39 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
   }
 
   index(indexName: string, obj: T): T[] {
-    const fn = this.indexFunc(indexName);
-    const index = this.indices.get(indexName) as Map<string, Set<string>>;
-    const keys = new Set<string>();
-    for (const value of fn(obj)) for (const key of index.get(value) ?? []) keys.add(key);
-    return this.objectsFor(keys);
+    return this.objectsFor(this.table.keysMatching(indexName, obj));
   }
 
   indexKeys(indexName: string, indexedValue: string): string[] {
-    this.indexFunc(indexName);
-    return Array.from(this.indices.get(indexName)?.get(indexedValue) ?? []);
+    return Array.from(this.table.keysOf(indexName, indexedValue));
   }
 
   byIndex(indexName: string, indexedValue: string): T[] {
-    this.indexFunc(indexName);
-    return this.objectsFor(this.indices.get(indexName)?.get(indexedValue) ?? []);
+    return this.objectsFor(this.table.keysOf(indexName, indexedValue));
   }
 
   listIndexFuncValues(indexName: string): string[] {
-    this.indexFunc(indexName);
-    return Array.from(this.indices.get(indexName)?.keys() ?? []);
+    return this.table.valuesIndexed(indexName);
   }
 
   getIndexers(): Indexers<T> {
-    return Object.fromEntries(this.indexers);
+    return this.table.indexers();
   }
 
   addIndexers(indexers: Indexers<T>): void {
-    const added = Object.entries(indexers);
-    for (const [name] of added) {
-      if (this.indexers.has(name)) throw new IndexerError(`index "${name}" is already registered`);
-    }
-    for (const [name, fn] of added) {
-      this.indexers.set(name, fn);
-      const index = new Map<string, Set<string>>();
-      this.indices.set(name, index);
+    const added = this.table.register(indexers);
+    added.forEach((fn, i) => {
       // The objects held are decoded once more, to file them under the new index.
-      const count = this.indexers.size;
+      const count = this.table.size - added.length + i + 1;
       for (const [key, entry] of this.items) {
         const values = fn(this.decoded(key, entry));
         const packed = packValues(values);
         if (count === 1) entry.values = packed;
         else if (count === 2) entry.values = [entry.values as IndexValues, packed];
         else (entry.values as IndexValues[]).push(packed);
-        for (const value of values) addTo(index, value, key);
+        this.table.fileUnder(count - 1, key, values);
       }
-    }
-  }
-
-  private indexFunc(indexName: string): IndexFunc<T> {
-    const fn = this.indexers.get(indexName);
-    if (!fn) throw new IndexerError(`index "${indexName}" does not exist`);
-    return fn;
+    });
   }
 
   private objectsFor(keys: Iterable<string>): T[] {
@@ -293,8 +270,7 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
 
   private put(key: string, obj: T): void {
     const old = this.items.get(key);
-    const values: (readonly string[])[] = [];
-    for (const fn of this.indexers.values()) values.push(fn(obj));
+    const values = this.table.size === 0 ? NO_INDEX_VALUES : this.table.valuesOf(obj);
     const count = values.length;
     const meta = obj.metadata;
     const refs: unknown = meta?.ownerReferences;
@@ -314,63 +290,16 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
     this.items.set(key, entry);
     // The object written is the one handlers are handed now: the likeliest to be read next.
     this.keepHot(key, obj);
-    if (this.indexers.size === 0) return;
-    if (old === undefined) {
-      this.indexNew(key, values);
-      return;
-    }
-    let i = 0;
-    for (const index of this.indices.values()) {
-      const before = this.valuesOf(old, i);
-      const after = values[i] as readonly string[];
-      i++;
-      if (sameValues(before, after)) continue;
-      for (const value of before) removeFrom(index, value, key);
-      for (const value of after) addTo(index, value, key);
-    }
+    if (count === 0) return;
+    if (old === undefined) this.table.insert(key, values);
+    else this.table.update(key, this.allValuesOf(old), values);
   }
 
-  private indexNew(key: string, values: readonly (readonly string[])[]): void {
-    let i = 0;
-    for (const index of this.indices.values())
-      for (const value of values[i++] as readonly string[]) addTo(index, value, key);
-  }
-
-  private unindex(key: string, old: Entry): void {
-    let i = 0;
-    for (const index of this.indices.values()) {
-      for (const value of this.valuesOf(old, i++)) removeFrom(index, value, key);
-    }
-  }
-
-  /** The values of index number `i` of `entry`. */
-  private valuesOf(entry: Entry, i: number): readonly string[] {
+  /** The values of every index of `entry`, in order. */
+  private allValuesOf(entry: Entry): readonly (readonly string[])[] {
     const values = entry.values;
-    if (values === undefined) return NO_VALUES;
-    return unpackValues(
-      this.indexers.size === 1 ? (values as IndexValues) : ((values as IndexValues[])[i] as IndexValues),
-    );
+    if (values === undefined) return NO_INDEX_VALUES;
+    if (this.table.size === 1) return [unpackValues(values as IndexValues)];
+    return (values as IndexValues[]).map(unpackValues);
   }
-}
-
-function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
-  let keys = index.get(value);
-  if (!keys) {
-    keys = new Set();
-    index.set(value, keys);
-  }
-  keys.add(key);
-}
-
-function removeFrom(index: Map<string, Set<string>>, value: string, key: string): void {
-  const keys = index.get(value);
-  if (!keys) return;
-  keys.delete(key);
-  if (keys.size === 0) index.delete(value);
-}
-
-function sameValues(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

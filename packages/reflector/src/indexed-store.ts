@@ -1,7 +1,8 @@
 import { DeletedFinalStateUnknown } from "./deleted-final-state-unknown.js";
 import type { KubeObject } from "@tessera/client";
 import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
-import type { IndexFunc, Indexer, Indexers } from "./store.js";
+import { IndexTable } from "./index-table.js";
+import type { Indexer, Indexers } from "./store.js";
 
 /** Options of an {@link IndexedStore}. */
 export interface IndexedStoreOptions<T> {
@@ -9,11 +10,6 @@ export interface IndexedStoreOptions<T> {
   keyFunc?: KeyFunc<T>;
   /** Named index functions to maintain from the start. */
   indexers?: Indexers<T>;
-}
-
-/** Raised for an index name that is not registered, or registered twice. */
-export class IndexerError extends Error {
-  override name = "IndexerError";
 }
 
 /**
@@ -28,9 +24,7 @@ export class IndexerError extends Error {
  */
 export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<T> {
   private items = new Map<string, T>();
-  private readonly indexers = new Map<string, IndexFunc<T>>();
-  /** index name -> indexed value -> keys */
-  private indices = new Map<string, Map<string, Set<string>>>();
+  private readonly table = new IndexTable<T>();
   private readonly keyOf: (obj: T | DeletedFinalStateUnknown<T>) => string;
 
   constructor(options: IndexedStoreOptions<T> = {}) {
@@ -58,17 +52,15 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
     const old = this.items.get(key);
     if (old === undefined) return;
     this.items.delete(key);
-    if (this.indexers.size > 0) this.unindex(key, old);
+    if (this.table.size > 0) this.table.remove(key, this.table.valuesOf(old));
   }
 
   replace(items: readonly T[], _resourceVersion: string): void {
     const next = new Map<string, T>();
     for (const obj of items) next.set(this.keyOf(obj), obj);
     this.items = next;
-    const indices = new Map<string, Map<string, Set<string>>>();
-    for (const name of this.indexers.keys()) indices.set(name, new Map());
-    this.indices = indices;
-    if (this.indexers.size > 0) for (const [key, obj] of next) this.indexNew(key, obj);
+    this.table.clear();
+    if (this.table.size > 0) for (const [key, obj] of next) this.table.insert(key, this.table.valuesOf(obj));
   }
 
   get(obj: T): T | undefined {
@@ -92,49 +84,31 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
   }
 
   index(indexName: string, obj: T): T[] {
-    const fn = this.indexFunc(indexName);
-    const index = this.indices.get(indexName) as Map<string, Set<string>>;
-    const keys = new Set<string>();
-    for (const value of fn(obj)) for (const key of index.get(value) ?? []) keys.add(key);
-    return this.objectsFor(keys);
+    return this.objectsFor(this.table.keysMatching(indexName, obj));
   }
 
   indexKeys(indexName: string, indexedValue: string): string[] {
-    this.indexFunc(indexName);
-    return Array.from(this.indices.get(indexName)?.get(indexedValue) ?? []);
+    return Array.from(this.table.keysOf(indexName, indexedValue));
   }
 
   byIndex(indexName: string, indexedValue: string): T[] {
-    this.indexFunc(indexName);
-    return this.objectsFor(this.indices.get(indexName)?.get(indexedValue) ?? []);
+    return this.objectsFor(this.table.keysOf(indexName, indexedValue));
   }
 
   listIndexFuncValues(indexName: string): string[] {
-    this.indexFunc(indexName);
-    return Array.from(this.indices.get(indexName)?.keys() ?? []);
+    return this.table.valuesIndexed(indexName);
   }
 
   getIndexers(): Indexers<T> {
-    return Object.fromEntries(this.indexers);
+    return this.table.indexers();
   }
 
   addIndexers(indexers: Indexers<T>): void {
-    const added = Object.entries(indexers);
-    for (const [name] of added) {
-      if (this.indexers.has(name)) throw new IndexerError(`index "${name}" is already registered`);
-    }
-    for (const [name, fn] of added) {
-      this.indexers.set(name, fn);
-      const index = new Map<string, Set<string>>();
-      this.indices.set(name, index);
-      for (const [key, obj] of this.items) for (const value of fn(obj)) addTo(index, value, key);
-    }
-  }
-
-  private indexFunc(indexName: string): IndexFunc<T> {
-    const fn = this.indexers.get(indexName);
-    if (!fn) throw new IndexerError(`index "${indexName}" does not exist`);
-    return fn;
+    const added = this.table.register(indexers);
+    const first = this.table.size - added.length;
+    added.forEach((fn, i) => {
+      for (const [key, obj] of this.items) this.table.fileUnder(first + i, key, fn(obj));
+    });
   }
 
   private objectsFor(keys: Iterable<string>): T[] {
@@ -149,54 +123,8 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
   private put(key: string, obj: T): void {
     const old = this.items.get(key);
     this.items.set(key, obj);
-    if (this.indexers.size === 0) return;
-    if (old === undefined) {
-      this.indexNew(key, obj);
-      return;
-    }
-    for (const [name, fn] of this.indexers) {
-      const index = this.indices.get(name) as Map<string, Set<string>>;
-      const before = fn(old);
-      const after = fn(obj);
-      if (sameValues(before, after)) continue;
-      for (const value of before) removeFrom(index, value, key);
-      for (const value of after) addTo(index, value, key);
-    }
+    if (this.table.size === 0) return;
+    if (old === undefined) this.table.insert(key, this.table.valuesOf(obj));
+    else this.table.update(key, this.table.valuesOf(old), this.table.valuesOf(obj));
   }
-
-  private indexNew(key: string, obj: T): void {
-    for (const [name, fn] of this.indexers) {
-      const index = this.indices.get(name) as Map<string, Set<string>>;
-      for (const value of fn(obj)) addTo(index, value, key);
-    }
-  }
-
-  private unindex(key: string, old: T): void {
-    for (const [name, fn] of this.indexers) {
-      const index = this.indices.get(name) as Map<string, Set<string>>;
-      for (const value of fn(old)) removeFrom(index, value, key);
-    }
-  }
-}
-
-function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
-  let keys = index.get(value);
-  if (!keys) {
-    keys = new Set();
-    index.set(value, keys);
-  }
-  keys.add(key);
-}
-
-function removeFrom(index: Map<string, Set<string>>, value: string, key: string): void {
-  const keys = index.get(value);
-  if (!keys) return;
-  keys.delete(key);
-  if (keys.size === 0) index.delete(value);
-}
-
-function sameValues(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
