@@ -24,6 +24,7 @@ import { containerInstrumentation } from "./container-instrumentation.js";
 import { Caches, Sharded } from "./default-bindings.js";
 import { controllerMode } from "./controller-mode.js";
 import { unknownCacheKinds } from "./unknown-cache-kinds.js";
+import { OwnerSlotMigration } from "./owner-slot-migration.js";
 import { RingBacklogMetrics } from "./ring-backlog-metrics.js";
 
 /** A controller ready to run: its mode and, when sharded, its share of the ring. */
@@ -299,6 +300,12 @@ export class ControllerFactory {
     }
     const namespace = scope.namespaces[0];
     const compact = cache.compact ?? scope.compact ?? false;
+    const migration = new OwnerSlotMigration(
+      this.get(Tokens.Client),
+      ring.space,
+      this.get(Tokens.Logger),
+      queueOwners,
+    );
     return {
       namespace,
       informer: ring.ownedInformer(
@@ -310,7 +317,7 @@ export class ControllerFactory {
           ...(cache.transform ? { transform: cache.transform } : {}),
           ...(compact ? { compact } : {}),
         },
-        queueOwners,
+        (objects) => void migration.label(resource, objects),
       ),
     };
   }
