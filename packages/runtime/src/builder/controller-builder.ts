@@ -167,7 +167,9 @@ export class ControllerBuilder<T extends KubeObject = KubeObject> {
    * object's controller owner (the `ownerReference` with `controller: true`)
    * when that owner is of the primary kind; with `everyOwner`, every owner
    * of the primary kind. The runtime indexes the kind's cache by controller
-   * owner, which `ctx.owned(kind)` reads.
+   * owner, which `ctx.owned(kind)` reads. In `sharded` mode the kind's cache
+   * is divided with the owners' slots (the client labels each child with
+   * its controller owner's slot); with `everyOwner` it is kept whole.
    */
   owns<U extends KubeObject>(kind: Kind<U>, options: OwnsOptions<U> = {}): this {
     const { everyOwner, ...watchOptions } = options;

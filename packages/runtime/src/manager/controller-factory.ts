@@ -237,9 +237,11 @@ export class ControllerFactory {
           sources.push({ informer, toRequests, predicates: secondary.predicates });
         continue;
       }
-      // A sharded controller's owned kinds are divided like its primary, by the owner-slot label.
+      // A sharded controller's owned kinds are divided like its primary, by the owner-slot label;
+      // with everyOwner they stay whole: a child of several owners (not all controllers, in
+      // several slots) carries no one slot, and each member admits only the owners it holds.
       const informers =
-        sharded && map.type === "owner"
+        sharded && map.type === "owner" && !map.everyOwner
           ? [this.ownedShare(definition.name, sharded, resource, secondary.cache)]
           : this.informers(resource, secondary.cache);
       for (const { informer, namespace } of informers) {

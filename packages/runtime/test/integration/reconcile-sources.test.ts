@@ -155,6 +155,45 @@ describe("reconcile sources and reads (real API server)", function () {
     });
   });
 
+  it("sharded: owns({ everyOwner: true }) is cached whole, so a child no member labelled wakes each owner it names", async () => {
+    const ns = await createNamespace(env.cp, "every-owner-sharded");
+    const [a, b] = await Promise.all(
+      ["a", "b"].map((name) => api.create(Widgets, { metadata: { name, namespace: ns } })),
+    );
+    const manager = await Manager.create({
+      config: {
+        ...managerConfig,
+        mode: "sharded",
+        name: "every-owner-sharded",
+        namespace: ns,
+        identity: "member-a",
+        leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+      },
+      kubeConfig: env.cp.kubeConfig,
+      env: {},
+    });
+    const every: string[] = [];
+    manager
+      .controller()
+      .named("every-owner")
+      .for(Widgets, { namespaces: ns })
+      .owns(ConfigMaps, { namespaces: ns, everyOwner: true })
+      .complete((request) => void every.push(request.name));
+    await running(manager, async () => {
+      await eventually("the Widgets reconciled", () => every.includes("a") && every.includes("b"), 30_000);
+      every.length = 0;
+      // Written by someone else: two owners, neither the controller, no owner-slot label.
+      await api.create(ConfigMaps, {
+        metadata: {
+          name: "shared",
+          namespace: ns,
+          ownerReferences: [ownerRef(a as KubeObject, false), ownerRef(b as KubeObject, false)] as never,
+        },
+      });
+      await eventually("both owners woken", () => every.includes("a") && every.includes("b"));
+    });
+  });
+
   it("a timer and an event emitter trigger reconciles; manager.enqueue queues one from anywhere and names the controllers it knows", async () => {
     const ns = await createNamespace(env.cp, "triggers");
     const logged: string[] = [];
