@@ -26,8 +26,9 @@
 // kind) while the ring settles again, beside the slot runs the new replica
 // gained and its initial syncs, and the other replicas' new initial syncs
 // (kept slots are not relisted: 0). Its ConfigMap counts include the ring's
-// assignment ConfigMap (watched by the new replica) and each owned kind's
-// one metadata-only LIST for unlabelled children.
+// assignment ConfigMap (watched by the new replica) and the new replica's
+// look for unlabelled children: one metadata-only LIST per owned kind of
+// the namespace its Tenants are in (`default`).
 //
 // Run: bash scripts/with-node.sh node bench/sharding/owned.js [--tenants 2000] [--replicas 1,4] [--handover]
 //      (after npm run build and a build of examples/sharded-tenants; needs the control-plane binaries)
@@ -377,7 +378,7 @@ if (base && n > 1) {
       many.map((r) => ratio(r.peakRss, base.peakRss)).join(", "),
     ],
     [
-      "one replica caches no unrelated object (it still receives their metadata once, in its look for unlabelled children)",
+      "one replica caches no unrelated object (its look for unlabelled children lists only its Tenants' namespace)",
       one.every((r) => KINDS.every((k) => r[k.resource].unrelated === 0)),
       KINDS.map((k) => `${one[0][k.resource].cached} ${k.resource} cached of ${TENANTS} owned`).join(", "),
     ],

@@ -45,6 +45,8 @@ export {
   slotsOfRange,
   unlabelledSelector,
 } from "./owner-slot-label.js";
+export { UNLABELLED_NAMESPACE_LIMIT, unlabelledLookNamespaces } from "./unlabelled-look.js";
+export type { UnlabelledLookInputs } from "./unlabelled-look.js";
 export { probeServerFiltering } from "./server-filtering-probe.js";
 export type { ServerFilteringProbe } from "./server-filtering-probe.js";
 

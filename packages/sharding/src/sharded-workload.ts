@@ -16,7 +16,13 @@ import {
   type Transform,
 } from "@tessera/informers";
 import type { LeaderElectionDurations } from "@tessera/leader-election";
-import { KubeListerWatcher, type Compression, type Indexers } from "@tessera/reflector";
+import {
+  DEFAULT_PAGE_SIZE,
+  KubeListerWatcher,
+  listAllPages,
+  type Compression,
+  type Indexers,
+} from "@tessera/reflector";
 import type { KubeConfigLike, KubeObject, Resource } from "@tessera/client";
 import { createDequeueGuard } from "./dequeue-guard.js";
 import { InFlightReconciles } from "./in-flight-reconciles.js";
@@ -27,6 +33,7 @@ import { groupOf, slotsOfRange, OwnerSlotListerWatcher, unlabelledSelector } fro
 import { ShardedReflector } from "./sharded-reflector.js";
 import { ShardMember } from "./shard-member.js";
 import { DEFAULT_SLOT_COUNT, SlotSpace } from "./slot-space.js";
+import { unlabelledLookNamespaces } from "./unlabelled-look.js";
 
 /** An owned object found without the owner-slot label, with its controller owner (of the sharded kind, in this member's slots). */
 export interface UnlabelledObject {
@@ -39,9 +46,11 @@ export interface UnlabelledObject {
 interface OwnedKind {
   informer: SharedIndexInformer<KubeObject>;
   reflector?: ShardedReflector<KubeObject>;
-  /** LISTs the kind's objects that lack the owner-slot label (metadata only). */
-  unlabelled: MetadataListerWatcher;
+  resource: Resource;
+  /** The one namespace the cache holds; absent: all. */
+  namespace: string | undefined;
   labelSelector: string | undefined;
+  fieldSelector: string | undefined;
   onUnlabelled: ((objects: readonly UnlabelledObject[]) => void) | undefined;
 }
 
@@ -233,11 +242,10 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
     });
     const entry: OwnedKind = {
       informer: undefined as unknown as SharedIndexInformer<KubeObject>,
-      unlabelled: new MetadataListerWatcher(options.kubeConfig, resource, {
-        ...(cache.namespace ? { namespace: cache.namespace } : {}),
-        ...(cache.fieldSelector ? { fieldSelector: cache.fieldSelector } : {}),
-      }),
+      resource,
+      namespace: cache.namespace || undefined,
       labelSelector: base,
+      fieldSelector: cache.fieldSelector || undefined,
       onUnlabelled,
     };
     const informer = new SharedIndexInformer<O>({
@@ -331,50 +339,69 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
   }
 
   /**
-   * Once per run, after the member's first slots synced: one metadata-only
-   * LIST per owned kind of the objects without the owner-slot label (made
-   * before an upgrade, or by someone else), paged; those whose controller
-   * owner is of the sharded kind and in this member's slots now are handed
-   * to the kind's `onUnlabelled` (the runtime queues their owners, whose
-   * next write labels them). Objects of other members' slots are theirs to
-   * find; a failed LIST is logged, not retried: the owners of gained slots
-   * are reconciled anyway.
+   * Once per run, after the member's first slots synced: a metadata-only,
+   * paged LIST of each owned kind's objects without the owner-slot label
+   * (made before an upgrade, or by someone else), only where a child of the
+   * member's owners can be: in the namespaces of the owners it caches (see
+   * `unlabelledLookNamespaces`: one LIST per namespace, all namespaces past
+   * `UNLABELLED_NAMESPACE_LIMIT` or for a cluster-scoped owner). Those whose
+   * controller owner is of the sharded kind and in this member's slots now
+   * are handed to the kind's `onUnlabelled` (the runtime labels them with
+   * their owner's slot, or queues the owners of those it cannot label). Objects of other members' slots
+   * are theirs to find; an owner cached later (created, or in a slot gained
+   * later) is reconciled anyway; a failed LIST is logged, not retried.
    */
   private async findUnlabelled(): Promise<void> {
     const signal = this.runSignal;
     if (!(await this.reflector?.waitForSync(signal))) return;
+    if (!(await this.informer.waitForSync(signal))) return;
     const kind = { group: this.options.resource.group, kind: this.options.resource.kind };
+    const ownerNamespaces = new Set(this.informer.lister.list().map((o) => o.metadata?.namespace));
     for (const owned of this.owned) {
       if (!owned.onUnlabelled) continue;
+      const namespaces = unlabelledLookNamespaces({
+        ownerScope: this.options.resource.scope,
+        ownedScope: owned.resource.scope,
+        cacheNamespace: owned.namespace,
+        ownerNamespaces,
+      });
       try {
         const found: UnlabelledObject[] = [];
         let total = 0;
-        let next: string | undefined;
-        do {
-          const page = await owned.unlabelled.list(
-            {
-              labelSelector: unlabelledSelector(owned.labelSelector),
-              limit: 500,
-              ...(next ? { continue: next } : {}),
-            },
+        let lists = 0;
+        for (const namespace of namespaces) {
+          const lw = new MetadataListerWatcher(this.options.kubeConfig, owned.resource, {
+            ...(namespace ? { namespace } : {}),
+            ...(owned.fieldSelector ? { fieldSelector: owned.fieldSelector } : {}),
+          });
+          const listed = await listAllPages(
+            lw,
+            { labelSelector: unlabelledSelector(owned.labelSelector) },
+            DEFAULT_PAGE_SIZE,
             signal,
+            (items) => {
+              for (const object of items) {
+                total++;
+                const owner = controllerOwnerOf(object);
+                if (owner?.uid === undefined || owner.name === undefined) continue;
+                if (owner.kind !== kind.kind || groupOf(owner.apiVersion) !== kind.group) continue;
+                if (!this.member.activeSlots.has(this.space.slotOfKey(owner.uid))) continue;
+                found.push({
+                  namespace: object.metadata?.namespace,
+                  name: object.metadata?.name ?? "",
+                  owner: { ...owner, name: owner.name, uid: owner.uid },
+                });
+              }
+              return [];
+            },
           );
-          for (const object of page.items ?? []) {
-            total++;
-            const owner = controllerOwnerOf(object);
-            if (owner?.uid === undefined || owner.name === undefined) continue;
-            if (owner.kind !== kind.kind || groupOf(owner.apiVersion) !== kind.group) continue;
-            if (!this.member.activeSlots.has(this.space.slotOfKey(owner.uid))) continue;
-            found.push({
-              namespace: object.metadata?.namespace,
-              name: object.metadata?.name ?? "",
-              owner: { ...owner, name: owner.name, uid: owner.uid },
-            });
-          }
-          next = page.metadata?.continue || undefined;
-        } while (next);
+          lists += listed.pages;
+        }
         this.logger.info("sharded controller: owned objects without the owner-slot label, found once", {
-          resource: owned.unlabelled.resource,
+          resource: owned.informer.resource,
+          // How many namespaces were listed one by one, or "all".
+          namespaces: namespaces.includes(undefined) ? "all" : namespaces.length,
+          lists,
           unlabelled: total,
           ownedHere: found.length,
         });
@@ -384,7 +411,7 @@ export class ShardedWorkload<T extends KubeObject> implements Runnable {
         this.logger.warn(
           "sharded controller: the LIST of owned objects without the owner-slot label failed",
           {
-            resource: owned.unlabelled.resource,
+            resource: owned.informer.resource,
             error: toError(error).message,
           },
         );
