@@ -82,7 +82,9 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
           healthBindAddress: "0",
           metricsBindAddress: "0",
           logLevel: "error",
-          leaderElection: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+          // Leases long enough that a busy machine does not fence a member: no member crashes here,
+          // so no slot waits for a Lease to expire.
+          leaderElection: { leaseDurationMs: 10_000, renewDeadlineMs: 8_000, retryPeriodMs: 500 },
         },
         kubeConfig: env.cp.kubeConfig,
         env: {},
