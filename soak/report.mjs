@@ -35,6 +35,7 @@ export function report({
   writes,
   failedWrites,
   reconciles,
+  tenantsMissing,
   restarts,
   violations,
   rss,
@@ -53,6 +54,7 @@ export function report({
     writes,
     failedWrites,
     reconciles,
+    tenantsMissing,
     restarts,
     violations: violations.length,
     convergeMs: converge,
@@ -73,7 +75,7 @@ export function print(figures, jsonPath) {
       .join(", ")})`,
   );
   console.log(
-    `  writes: ${f.writes} (${f.failedWrites} refused during faults, retried by later writes); reconciles: ${f.reconciles}; replicas that exited to be restarted (fenced or leadership lost): ${f.restarts}`,
+    `  writes: ${f.writes} (${f.failedWrites} refused during faults, retried by later writes); reconciles: ${f.reconciles} (${f.tenantsMissing} found no Tenant in their replica's cache); replicas that exited to be restarted (fenced or leadership lost): ${f.restarts}`,
   );
   for (const [kind, c] of Object.entries(f.convergeMs))
     console.log(

@@ -228,6 +228,7 @@ try {
     writes: counters.writes,
     failedWrites: counters.failed,
     reconciles: observer.reconciles,
+    tenantsMissing: observer.tenantsMissing,
     restarts: observer.restarts,
     violations: observer.violations,
     rss,
