@@ -75,7 +75,11 @@ export interface KubeListerWatcherOptions {
    * `accept` is set.
    */
   wire?: "json" | "protobuf";
-  /** The decoder of the protobuf wire; share one per process (loading it costs a moment). Default: one of its own. */
+  /**
+   * The decoder of the protobuf wire; share one per process (each API group's
+   * messages are loaded into it once, before the first request for a kind of
+   * that group). Default: one of its own.
+   */
   protobufCodec?: ProtobufCodec;
   /**
    * Leave `metadata.managedFields` out of every object listed or watched, for
@@ -272,6 +276,9 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     signal?: AbortSignal,
     idleTimeoutMs?: number,
   ): Promise<IncomingMessage> {
+    // The codec holds the messages of the groups it has been asked for: the
+    // resource's are loaded before its first request that may answer in protobuf.
+    if (accept === PROTOBUF_FIRST) await this.protobuf.load(this.handle.apiVersion);
     let res: IncomingMessage;
     try {
       res = await sendKubeRequest(this.kubeConfig, {

@@ -1,9 +1,10 @@
 import protobuf from "protobufjs";
 import type { KubeObject, ObjectList, Status } from "@tessera/client";
-import { descriptorJson } from "./descriptor.generated.js";
+import { kindsJson, packageDependencies, packageModules } from "./kinds.generated.js";
+import * as metaPackage from "./packages/k8s.io.apimachinery.pkg.apis.meta.v1.generated.js";
+import * as runtimePackage from "./packages/k8s.io.apimachinery.pkg.runtime.generated.js";
 import { NoJsonFormError, ShapeDecoder } from "./shape-decoder.js";
-import type { MessageShapes } from "./shapes.js";
-import { shapesJson } from "./shapes.generated.js";
+import type { FieldShape, MessageShapes, PackageModule } from "./shapes.js";
 
 /** The 4 bytes that open every Kubernetes protobuf object: "k8s" and a zero. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -29,19 +30,45 @@ export interface DecodeOptions {
   omitManagedFields?: boolean;
 }
 
+/** The packages every object needs (its envelope, ObjectMeta, Status, WatchEvent): loaded with the codec. */
+const BASE_PACKAGES: ReadonlyMap<string, PackageModule> = new Map([
+  ["k8s.io.apimachinery.pkg.runtime", runtimePackage],
+  ["k8s.io.apimachinery.pkg.apis.meta.v1", metaPackage],
+]);
+
+/** The Go package of a protobuf message (`k8s.io.api.core.v1` of `k8s.io.api.core.v1.ConfigMap`). */
+const packageOf = (message: string) => message.slice(0, message.lastIndexOf("."));
+
 /**
  * Decodes the Kubernetes protobuf wire into the plain JSON shape the JSON
  * path gives: objects, lists and watch events of every built-in kind of the
  * API version it was generated from (k8s.io/api v0.37.2), and `Status`
- * errors. The messages come from `descriptor.generated.ts` (protobufjs,
- * built from the Go modules' `.proto` files) and the JSON shapes from
- * `shapes.generated.ts` (read from the Go types): see `tools/proto`. Each
- * message is decoded in one pass from its bytes to its JSON (see
- * `shape-decoder.ts`). Loading both files takes a moment and a few MiB,
- * so share one codec per process.
+ * errors. The messages come from protobufjs descriptors (built from the Go
+ * modules' `.proto` files) and the JSON shapes from the Go types, one
+ * generated module per Go package (`packages/*.generated.ts`, see
+ * `tools/proto`). Each message is decoded in one pass from its bytes to its
+ * JSON (see `shape-decoder.ts`).
+ *
+ * A new codec holds the envelope's and ObjectMeta's messages only; the
+ * messages of an API version's kinds are loaded by {@link load}, once, before
+ * its objects are decoded (`KubeListerWatcher` does so before each request it
+ * asks protobuf for). An operator thus holds the messages of the groups it
+ * watches, not of all of them. Loading costs a moment and some memory per
+ * group, so share one codec per process.
+ *
+ * ```ts
+ * const codec = new ProtobufCodec();
+ * await codec.load("v1");
+ * const configMap = codec.decodeObject<V1ConfigMap>(bytes);
+ * ```
  */
 export class ProtobufCodec {
-  private readonly shapes: MessageShapes;
+  private readonly kinds: MessageShapes["kinds"];
+  /** The shapes of the loaded packages' messages (the decoders read them as they compile). */
+  private readonly messages: Record<string, readonly FieldShape[] | null> = {};
+  private readonly root = new protobuf.Root();
+  /** The Go packages whose messages are in `root` and `messages`. */
+  private readonly loaded = new Set<string>();
   private readonly decoder: ShapeDecoder;
   private readonly decoderWithoutManagedFields: ShapeDecoder;
   /** Tags of the envelope's and the watch event's fields. */
@@ -55,14 +82,15 @@ export class ProtobufCodec {
     extensionRaw: number;
   };
 
-  constructor(files: { descriptor: unknown; shapes: MessageShapes } = ProtobufCodec.readFiles()) {
-    const root = protobuf.Root.fromJSON(files.descriptor as protobuf.INamespace);
-    this.shapes = files.shapes;
-    this.decoder = new ShapeDecoder(root, files.shapes);
-    this.decoderWithoutManagedFields = new ShapeDecoder(root, files.shapes, { omitManagedFields: true });
+  constructor() {
+    this.kinds = JSON.parse(kindsJson) as MessageShapes["kinds"];
+    this.add(BASE_PACKAGES);
+    const shapes: MessageShapes = { messages: this.messages, kinds: this.kinds };
+    this.decoder = new ShapeDecoder(this.root, shapes);
+    this.decoderWithoutManagedFields = new ShapeDecoder(this.root, shapes, { omitManagedFields: true });
     // Length-delimited fields: the field number, then wire type 2.
     const tag = (message: string, field: string) => {
-      const f = root.lookupType(message).fields[field];
+      const f = this.root.lookupType(message).fields[field];
       if (!f) throw new TypeError(`the protobuf descriptor has no ${message}.${field}`);
       return (f.id << 3) | 2;
     };
@@ -79,17 +107,61 @@ export class ProtobufCodec {
     };
   }
 
-  /** The generated descriptor and shapes compiled into the package (modules, so bundlers carry them). */
-  static readFiles(): { descriptor: unknown; shapes: MessageShapes } {
+  /**
+   * Loads the messages of every kind of these API versions (`"v1"`,
+   * `"apps/v1"`) and of what they refer to, for {@link decodeObject} and
+   * the rest; an API version with no protobuf messages (a custom resource's)
+   * is passed over. Resolves at once for what is loaded already.
+   */
+  async load(...apiVersions: string[]): Promise<void> {
+    const wanted = new Set<string>();
+    for (const apiVersion of apiVersions) {
+      for (const message of Object.values(this.kinds[apiVersion] ?? {})) {
+        const pkg = packageOf(message);
+        if (!packageModules[pkg]) continue;
+        wanted.add(pkg);
+        for (const dependency of packageDependencies[pkg] ?? []) wanted.add(dependency);
+      }
+    }
+    const missing = [...wanted].filter((pkg) => !this.loaded.has(pkg));
+    if (missing.length === 0) return;
+    const modules = await Promise.all(missing.map((pkg) => packageModules[pkg]!()));
+    this.add(new Map(missing.map((pkg, i) => [pkg, modules[i]!])));
+  }
+
+  /**
+   * Every generated descriptor and shape, merged as one protobufjs
+   * descriptor and one {@link MessageShapes} (for tools and tests that
+   * encode messages or check the generated files against each other).
+   */
+  static async readFiles(): Promise<{ descriptor: protobuf.INamespace; shapes: MessageShapes }> {
+    const root = new protobuf.Root();
+    const messages: Record<string, readonly FieldShape[] | null> = {};
+    for (const [pkg, load] of Object.entries(packageModules)) {
+      const module = await load();
+      root.define(pkg.split("."), JSON.parse(module.descriptorJson) as Record<string, unknown>);
+      Object.assign(messages, JSON.parse(module.shapesJson));
+    }
     return {
-      descriptor: JSON.parse(descriptorJson) as unknown,
-      shapes: JSON.parse(shapesJson) as MessageShapes,
+      descriptor: root.toJSON({ keepComments: false }),
+      shapes: { messages, kinds: JSON.parse(kindsJson) as MessageShapes["kinds"] },
     };
   }
 
   /** The protobuf message of a kind, or undefined for a kind this codec does not know (a custom resource). */
   messageFor(apiVersion: string, kind: string): string | undefined {
-    return this.shapes.kinds[apiVersion]?.[kind];
+    return this.kinds[apiVersion]?.[kind];
+  }
+
+  /** Adds packages' messages (each with what it refers to, among them or loaded) and resolves their types. */
+  private add(modules: ReadonlyMap<string, PackageModule>): void {
+    for (const [pkg, module] of modules) {
+      if (this.loaded.has(pkg)) continue; // loaded by a load() that ran meanwhile
+      this.root.define(pkg.split("."), JSON.parse(module.descriptorJson) as Record<string, unknown>);
+      Object.assign(this.messages, JSON.parse(module.shapesJson));
+      this.loaded.add(pkg);
+    }
+    this.root.resolveAll();
   }
 
   /** Splits the envelope off `bytes` (magic, then `runtime.Unknown`). */
@@ -201,6 +273,11 @@ export class ProtobufCodec {
     if (!message) {
       throw new ProtobufDecodeError(
         `no protobuf message known for ${envelope.apiVersion || "(no apiVersion)"} ${envelope.kind || "(no kind)"}`,
+      );
+    }
+    if (!this.loaded.has(packageOf(message))) {
+      throw new ProtobufDecodeError(
+        `the protobuf messages of ${envelope.apiVersion} are not loaded: await codec.load(${JSON.stringify(envelope.apiVersion)}) before decoding its ${envelope.kind}`,
       );
     }
     return message;
