@@ -76,9 +76,9 @@ export interface KubeListerWatcherOptions {
    */
   wire?: "json" | "protobuf";
   /**
-   * The decoder of the protobuf wire; share one per process (each API group's
-   * messages are loaded into it once, before the first request for a kind of
-   * that group). Default: one of its own.
+   * The decoder of the protobuf wire; share one per process (each kind's
+   * messages are loaded into it once, before the first request for that
+   * kind). Default: one of its own.
    */
   protobufCodec?: ProtobufCodec;
   /**
@@ -276,9 +276,12 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     signal?: AbortSignal,
     idleTimeoutMs?: number,
   ): Promise<IncomingMessage> {
-    // The codec holds the messages of the groups it has been asked for: the
-    // resource's are loaded before its first request that may answer in protobuf.
-    if (accept === PROTOBUF_FIRST) await this.protobuf.load(this.handle.apiVersion);
+    // The codec holds the messages of the kinds it has been asked for: the resource's
+    // (its objects, its list) are loaded before its first request that may answer in protobuf.
+    if (accept === PROTOBUF_FIRST) {
+      const { apiVersion, kind } = this.handle;
+      await this.protobuf.load(apiVersion, [kind, `${kind}List`]);
+    }
     let res: IncomingMessage;
     try {
       res = await sendKubeRequest(this.kubeConfig, {

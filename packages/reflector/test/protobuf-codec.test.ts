@@ -50,7 +50,7 @@ describe("LengthDelimitedFrames (the protobuf watch stream's framing)", () => {
 describe("ProtobufCodec", () => {
   const codec = new ProtobufCodec();
   // The API versions whose objects the cases below decode.
-  before(() => codec.load("v1", "certificates.k8s.io/v1"));
+  before(() => Promise.all([codec.load("v1"), codec.load("certificates.k8s.io/v1")]));
 
   it("refuses bytes without the Kubernetes magic, saying what they open with", () => {
     assert.throws(
@@ -82,18 +82,18 @@ describe("ProtobufCodec", () => {
   const configMap = (raw: Buffer) => enveloped("v1", "ConfigMap", `${CORE}.ConfigMap`, raw);
   const pod = (raw: Buffer) => enveloped("v1", "Pod", `${CORE}.Pod`, raw);
 
-  it("holds an API version's messages once loaded, says so before, and decodes a Status without", async () => {
+  it("holds a kind's messages once loaded, says so before, and decodes a Status without", async () => {
     const fresh = new ProtobufCodec();
     const bytes = enveloped("apps/v1", "Deployment", "k8s.io.api.apps.v1.Deployment", {
       metadata: { name: "web" },
       spec: { replicas: 2, template: { spec: { containers: [{ name: "web", image: "nginx" }] } } },
     });
-    assert.throws(
-      () => fresh.decodeObject(bytes),
-      (e: unknown) =>
-        e instanceof ProtobufDecodeError &&
-        /apps\/v1 are not loaded: await codec\.load\("apps\/v1"\)/.test(e.message),
-    );
+    const notLoaded = (apiVersion: string, kind: string) => (e: unknown) =>
+      e instanceof ProtobufDecodeError &&
+      e.message.includes(
+        `${apiVersion} ${kind} is not loaded: await codec.load("${apiVersion}", ["${kind}"])`,
+      );
+    assert.throws(() => fresh.decodeObject(bytes), notLoaded("apps/v1", "Deployment"));
     const status = enveloped("v1", "Status", `${META}.Status`, {
       status: "Failure",
       code: 410,
@@ -107,8 +107,8 @@ describe("ProtobufCodec", () => {
       reason: "Expired",
       code: 410,
     });
-    await Promise.all([fresh.load("apps/v1"), fresh.load("apps/v1", "example.com/v1")]);
-    assert.deepEqual(fresh.decodeObject(bytes), {
+    await Promise.all([fresh.load("apps/v1", ["Deployment"]), fresh.load("example.com/v1", ["Widget"])]);
+    const deployment = {
       apiVersion: "apps/v1",
       kind: "Deployment",
       metadata: { name: "web" },
@@ -119,7 +119,14 @@ describe("ProtobufCodec", () => {
         strategy: {},
       },
       status: {},
-    });
+    };
+    assert.deepEqual(fresh.decodeObject(bytes), deployment);
+    // A Deployment's pod template is loaded with it; the Pod, a kind of its own, is not.
+    const podBytes = pod(encode(`${CORE}.Pod`, { metadata: { name: "p" } }));
+    assert.throws(() => fresh.decodeObject(podBytes), notLoaded("v1", "Pod"));
+    await fresh.load("v1", ["Pod"]);
+    assert.deepEqual(fresh.decodeObject(podBytes), codec.decodeObject(podBytes));
+    assert.deepEqual(fresh.decodeObject(bytes), deployment);
   });
 
   it("skips fields it does not know, of every wire type, at any depth", () => {
