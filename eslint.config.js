@@ -11,7 +11,7 @@ export default tseslint.config(
       "templates/**",
       "packages/cli/templates/**",
       "**/src/generated/**",
-      "packages/reflector/src/proto/*.generated.ts",
+      "packages/reflector/src/proto/**/*.generated.ts",
       "packages/runtime/src/config/*.generated.ts",
       "bench/results/**",
       "docs/api/**",

@@ -39,6 +39,7 @@ try {
         .end();
     });
   const codec = new ProtobufCodec();
+  await codec.load("v1"); // Pods and ConfigMaps
   const median = (f) => {
     const t = [];
     for (let i = 0; i < 7; i++) {

@@ -389,7 +389,7 @@ export class SharedInformerFactory implements Runnable, Syncable {
 
   private codec: ProtobufCodec | undefined;
 
-  /** One protobuf decoder for every informer of the factory: loading one costs a moment and a few MiB. */
+  /** One protobuf decoder for every informer of the factory: each kind's messages are then loaded once. */
   private protobufCodec(): ProtobufCodec {
     this.codec ??= new ProtobufCodec();
     return this.codec;

@@ -75,7 +75,11 @@ export interface KubeListerWatcherOptions {
    * `accept` is set.
    */
   wire?: "json" | "protobuf";
-  /** The decoder of the protobuf wire; share one per process (loading it costs a moment). Default: one of its own. */
+  /**
+   * The decoder of the protobuf wire; share one per process (each kind's
+   * messages are loaded into it once, before the first request for that
+   * kind). Default: one of its own.
+   */
   protobufCodec?: ProtobufCodec;
   /**
    * Leave `metadata.managedFields` out of every object listed or watched, for
@@ -272,6 +276,12 @@ export class KubeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     signal?: AbortSignal,
     idleTimeoutMs?: number,
   ): Promise<IncomingMessage> {
+    // The codec holds the messages of the kinds it has been asked for: the resource's
+    // (its objects, its list) are loaded before its first request that may answer in protobuf.
+    if (accept === PROTOBUF_FIRST) {
+      const { apiVersion, kind } = this.handle;
+      await this.protobuf.load(apiVersion, [kind, `${kind}List`]);
+    }
     let res: IncomingMessage;
     try {
       res = await sendKubeRequest(this.kubeConfig, {

@@ -49,6 +49,8 @@ describe("LengthDelimitedFrames (the protobuf watch stream's framing)", () => {
 
 describe("ProtobufCodec", () => {
   const codec = new ProtobufCodec();
+  // The API versions whose objects the cases below decode.
+  before(() => Promise.all([codec.load("v1"), codec.load("certificates.k8s.io/v1")]));
 
   it("refuses bytes without the Kubernetes magic, saying what they open with", () => {
     assert.throws(
@@ -79,6 +81,53 @@ describe("ProtobufCodec", () => {
   const id = (message: string, field: string) => type(message).fields[field]!.id;
   const configMap = (raw: Buffer) => enveloped("v1", "ConfigMap", `${CORE}.ConfigMap`, raw);
   const pod = (raw: Buffer) => enveloped("v1", "Pod", `${CORE}.Pod`, raw);
+
+  it("holds a kind's messages once loaded, says so before, and decodes a Status without", async () => {
+    const fresh = new ProtobufCodec();
+    const bytes = enveloped("apps/v1", "Deployment", "k8s.io.api.apps.v1.Deployment", {
+      metadata: { name: "web" },
+      spec: { replicas: 2, template: { spec: { containers: [{ name: "web", image: "nginx" }] } } },
+    });
+    const notLoaded = (apiVersion: string, kind: string) => (e: unknown) =>
+      e instanceof ProtobufDecodeError &&
+      e.message.includes(
+        `${apiVersion} ${kind} is not loaded: await codec.load("${apiVersion}", ["${kind}"])`,
+      );
+    assert.throws(() => fresh.decodeObject(bytes), notLoaded("apps/v1", "Deployment"));
+    const status = enveloped("v1", "Status", `${META}.Status`, {
+      status: "Failure",
+      code: 410,
+      reason: "Expired",
+    });
+    assert.deepEqual(fresh.decodeStatus(status), {
+      apiVersion: "v1",
+      kind: "Status",
+      metadata: {},
+      status: "Failure",
+      reason: "Expired",
+      code: 410,
+    });
+    await Promise.all([fresh.load("apps/v1", ["Deployment"]), fresh.load("example.com/v1", ["Widget"])]);
+    const deployment = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web" },
+      spec: {
+        replicas: 2,
+        selector: null,
+        template: { metadata: {}, spec: { containers: [{ name: "web", image: "nginx", resources: {} }] } },
+        strategy: {},
+      },
+      status: {},
+    };
+    assert.deepEqual(fresh.decodeObject(bytes), deployment);
+    // A Deployment's pod template is loaded with it; the Pod, a kind of its own, is not.
+    const podBytes = pod(encode(`${CORE}.Pod`, { metadata: { name: "p" } }));
+    assert.throws(() => fresh.decodeObject(podBytes), notLoaded("v1", "Pod"));
+    await fresh.load("v1", ["Pod"]);
+    assert.deepEqual(fresh.decodeObject(podBytes), codec.decodeObject(podBytes));
+    assert.deepEqual(fresh.decodeObject(bytes), deployment);
+  });
 
   it("skips fields it does not know, of every wire type, at any depth", () => {
     const unknown = Buffer.concat([
@@ -194,8 +243,8 @@ describe("ProtobufCodec", () => {
     assert.deepStrictEqual(cm.data, JSON.parse('{"__proto__":"x"}'));
   });
 
-  it("compiles every message the shapes name against the descriptor (the two generated files agree)", () => {
-    const { shapes } = ProtobufCodec.readFiles();
+  it("compiles every message the shapes name against the descriptor (the generated files agree)", async () => {
+    const { shapes } = await ProtobufCodec.readFiles();
     const decoder = new ShapeDecoder(root, shapes);
     // InternalEvent is a Go type of the watch machinery with no protobuf message.
     const names = Object.keys(shapes.messages).filter((name) => root.lookup(name) !== null);

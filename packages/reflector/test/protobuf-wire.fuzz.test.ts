@@ -11,6 +11,8 @@ import { encode, enveloped } from "./support/protobuf-wire.js";
 // into a StreamDecodeError naming resource and verb); never another error.
 
 const codec = new ProtobufCodec();
+// The fuzzed objects are ConfigMaps: their API version's messages.
+await codec.load("v1");
 const META = "k8s.io.apimachinery.pkg.apis.meta.v1";
 
 const watchFrame = (eventType: string, object: Buffer) =>

@@ -1,9 +1,10 @@
 import protobuf from "protobufjs";
 import type { KubeObject, ObjectList, Status } from "@tessera/client";
-import { descriptorJson } from "./descriptor.generated.js";
+import { kindsJson, packageDependencies, packageModules } from "./kinds.generated.js";
+import * as metaPackage from "./packages/k8s.io.apimachinery.pkg.apis.meta.v1.generated.js";
+import * as runtimePackage from "./packages/k8s.io.apimachinery.pkg.runtime.generated.js";
 import { NoJsonFormError, ShapeDecoder } from "./shape-decoder.js";
-import type { MessageShapes } from "./shapes.js";
-import { shapesJson } from "./shapes.generated.js";
+import type { FieldShape, MessageShapes, PackageModule, TypeShape } from "./shapes.js";
 
 /** The 4 bytes that open every Kubernetes protobuf object: "k8s" and a zero. */
 export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -29,19 +30,70 @@ export interface DecodeOptions {
   omitManagedFields?: boolean;
 }
 
+/** The packages every object needs (its envelope, ObjectMeta, Status, WatchEvent): loaded with the codec. */
+const BASE_PACKAGES: ReadonlyMap<string, PackageModule> = new Map([
+  ["k8s.io.apimachinery.pkg.runtime", runtimePackage],
+  ["k8s.io.apimachinery.pkg.apis.meta.v1", metaPackage],
+]);
+
+/** The protobuf scalar types: every other field type names a message. */
+const SCALARS = new Set([
+  "string",
+  "bytes",
+  "bool",
+  "double",
+  "float",
+  "int32",
+  "int64",
+  "uint32",
+  "uint64",
+  "sint32",
+  "sint64",
+  "fixed32",
+  "fixed64",
+  "sfixed32",
+  "sfixed64",
+]);
+
+/** The Go package of a protobuf message (`k8s.io.api.core.v1` of `k8s.io.api.core.v1.ConfigMap`). */
+const packageOf = (message: string) => message.slice(0, message.lastIndexOf("."));
+
+/** A package module, parsed: its messages' descriptors by short name, their shapes by full name. */
+interface ParsedPackage {
+  readonly types: Readonly<Record<string, { fields?: Record<string, { type: string }> }>>;
+  readonly shapes: Readonly<Record<string, readonly FieldShape[] | null>>;
+}
+
 /**
  * Decodes the Kubernetes protobuf wire into the plain JSON shape the JSON
  * path gives: objects, lists and watch events of every built-in kind of the
  * API version it was generated from (k8s.io/api v0.37.2), and `Status`
- * errors. The messages come from `descriptor.generated.ts` (protobufjs,
- * built from the Go modules' `.proto` files) and the JSON shapes from
- * `shapes.generated.ts` (read from the Go types): see `tools/proto`. Each
- * message is decoded in one pass from its bytes to its JSON (see
- * `shape-decoder.ts`). Loading both files takes a moment and a few MiB,
- * so share one codec per process.
+ * errors. The messages come from protobufjs descriptors (built from the Go
+ * modules' `.proto` files) and the JSON shapes from the Go types, one
+ * generated module per Go package (`packages/*.generated.ts`, see
+ * `tools/proto`). Each message is decoded in one pass from its bytes to its
+ * JSON (see `shape-decoder.ts`).
+ *
+ * A new codec holds the envelope's and ObjectMeta's messages only; the
+ * messages of other kinds, and those they refer to, are added by
+ * {@link load}, once, before their objects are decoded (`KubeListerWatcher`
+ * does so before each request it asks protobuf for). An operator thus holds
+ * the messages of the kinds it watches, not of every built-in kind. Loading
+ * costs a moment and some memory per kind, so share one codec per process.
+ *
+ * ```ts
+ * const codec = new ProtobufCodec();
+ * await codec.load("v1", ["ConfigMap", "ConfigMapList"]);
+ * const configMap = codec.decodeObject<V1ConfigMap>(bytes);
+ * ```
  */
 export class ProtobufCodec {
-  private readonly shapes: MessageShapes;
+  private readonly kinds: MessageShapes["kinds"];
+  /** The shapes of the loaded messages (the decoders read them as they compile). */
+  private readonly messages: Record<string, readonly FieldShape[] | null> = {};
+  private readonly root = new protobuf.Root();
+  /** The messages in `root` and `messages`, by full name. */
+  private readonly loaded = new Set<string>();
   private readonly decoder: ShapeDecoder;
   private readonly decoderWithoutManagedFields: ShapeDecoder;
   /** Tags of the envelope's and the watch event's fields. */
@@ -55,14 +107,19 @@ export class ProtobufCodec {
     extensionRaw: number;
   };
 
-  constructor(files: { descriptor: unknown; shapes: MessageShapes } = ProtobufCodec.readFiles()) {
-    const root = protobuf.Root.fromJSON(files.descriptor as protobuf.INamespace);
-    this.shapes = files.shapes;
-    this.decoder = new ShapeDecoder(root, files.shapes);
-    this.decoderWithoutManagedFields = new ShapeDecoder(root, files.shapes, { omitManagedFields: true });
+  constructor() {
+    this.kinds = JSON.parse(kindsJson) as MessageShapes["kinds"];
+    const base = new Map([...BASE_PACKAGES].map(([pkg, module]) => [pkg, parsePackage(module)]));
+    this.add(
+      [...base].flatMap(([pkg, { types }]) => Object.keys(types).map((name) => `${pkg}.${name}`)),
+      base,
+    );
+    const shapes: MessageShapes = { messages: this.messages, kinds: this.kinds };
+    this.decoder = new ShapeDecoder(this.root, shapes);
+    this.decoderWithoutManagedFields = new ShapeDecoder(this.root, shapes, { omitManagedFields: true });
     // Length-delimited fields: the field number, then wire type 2.
     const tag = (message: string, field: string) => {
-      const f = root.lookupType(message).fields[field];
+      const f = this.root.lookupType(message).fields[field];
       if (!f) throw new TypeError(`the protobuf descriptor has no ${message}.${field}`);
       return (f.id << 3) | 2;
     };
@@ -79,17 +136,94 @@ export class ProtobufCodec {
     };
   }
 
-  /** The generated descriptor and shapes compiled into the package (modules, so bundlers carry them). */
-  static readFiles(): { descriptor: unknown; shapes: MessageShapes } {
+  /**
+   * Loads the messages of `kinds` of `apiVersion` (default: every kind of
+   * it), with every message they refer to, for {@link decodeObject} and the
+   * rest: `load("apps/v1", ["Deployment", "DeploymentList"])`. A kind with
+   * no protobuf message (a custom resource's) is passed over. Resolves at
+   * once for what is loaded already.
+   */
+  async load(apiVersion: string, kinds?: readonly string[]): Promise<void> {
+    const table = this.kinds[apiVersion] ?? {};
+    const wanted = (kinds ?? Object.keys(table))
+      .map((kind) => table[kind])
+      .filter((message): message is string => message !== undefined && !this.loaded.has(message));
+    if (wanted.length === 0) return;
+    // The modules of their packages and of every package those refer to (a module loads once).
+    const packages = new Set<string>();
+    for (const pkg of wanted.map(packageOf)) {
+      if (!packageModules[pkg]) continue;
+      packages.add(pkg);
+      for (const dependency of packageDependencies[pkg] ?? []) packages.add(dependency);
+    }
+    const parsed = new Map(
+      await Promise.all(
+        [...packages].map(async (pkg) => [pkg, parsePackage(await packageModules[pkg]!())] as const),
+      ),
+    );
+    this.add(wanted, parsed);
+  }
+
+  /**
+   * Every generated descriptor and shape, merged as one protobufjs
+   * descriptor and one {@link MessageShapes} (for tools and tests that
+   * encode messages or check the generated files against each other).
+   */
+  static async readFiles(): Promise<{ descriptor: protobuf.INamespace; shapes: MessageShapes }> {
+    const root = new protobuf.Root();
+    const messages: Record<string, readonly FieldShape[] | null> = {};
+    for (const [pkg, load] of Object.entries(packageModules)) {
+      const { types, shapes } = parsePackage(await load());
+      root.define(pkg.split("."), types);
+      Object.assign(messages, shapes);
+    }
     return {
-      descriptor: JSON.parse(descriptorJson) as unknown,
-      shapes: JSON.parse(shapesJson) as MessageShapes,
+      descriptor: root.toJSON({ keepComments: false }),
+      shapes: { messages, kinds: JSON.parse(kindsJson) as MessageShapes["kinds"] },
     };
   }
 
   /** The protobuf message of a kind, or undefined for a kind this codec does not know (a custom resource). */
   messageFor(apiVersion: string, kind: string): string | undefined {
-    return this.shapes.kinds[apiVersion]?.[kind];
+    return this.kinds[apiVersion]?.[kind];
+  }
+
+  /**
+   * Adds `messages` and every message they reach (through their fields, in
+   * the descriptor and in the shapes) that is not loaded yet, from the
+   * parsed `packages`, and resolves their types.
+   */
+  private add(messages: readonly string[], packages: ReadonlyMap<string, ParsedPackage>): void {
+    const picked = new Map<string, Record<string, unknown>>();
+    const pending = [...messages];
+    const seen = new Set<string>();
+    const reach = (shape: TypeShape | undefined): void => {
+      if (!shape) return;
+      if (shape.m) pending.push(shape.m);
+      reach(shape.e);
+    };
+    for (let message = pending.pop(); message !== undefined; message = pending.pop()) {
+      if (seen.has(message) || this.loaded.has(message)) continue;
+      seen.add(message);
+      const pkg = packageOf(message);
+      const parsed = packages.get(pkg);
+      const name = message.slice(pkg.length + 1);
+      const type = parsed?.types[name];
+      // A Go type of the watch machinery with a shape and no message (InternalEvent): nothing to add.
+      if (!parsed || !type) continue;
+      let types = picked.get(pkg);
+      if (!types) picked.set(pkg, (types = {}));
+      types[name] = type;
+      const shape = parsed.shapes[message];
+      if (shape !== undefined) this.messages[message] = shape;
+      for (const field of shape ?? []) reach(field.t);
+      for (const { type: t } of Object.values(type.fields ?? {})) {
+        if (!SCALARS.has(t)) pending.push(t.startsWith(".") ? t.slice(1) : `${pkg}.${t}`);
+      }
+      this.loaded.add(message);
+    }
+    for (const [pkg, types] of picked) this.root.define(pkg.split("."), types);
+    this.root.resolveAll();
   }
 
   /** Splits the envelope off `bytes` (magic, then `runtime.Unknown`). */
@@ -203,6 +337,11 @@ export class ProtobufCodec {
         `no protobuf message known for ${envelope.apiVersion || "(no apiVersion)"} ${envelope.kind || "(no kind)"}`,
       );
     }
+    if (!this.loaded.has(message)) {
+      throw new ProtobufDecodeError(
+        `the protobuf message of ${envelope.apiVersion} ${envelope.kind} is not loaded: await codec.load(${JSON.stringify(envelope.apiVersion)}, [${JSON.stringify(envelope.kind)}]) before decoding it`,
+      );
+    }
     return message;
   }
 }
@@ -233,4 +372,12 @@ function* fields(r: protobuf.Reader, end: number): Generator<[number, number, nu
     r.pos = start + length;
   }
   if (r.pos !== end) throw new Error(`a field runs past the end at byte ${r.pos}`);
+}
+
+/** A package module's JSON, parsed (the part a codec keeps is picked from it). */
+function parsePackage(module: PackageModule): ParsedPackage {
+  return {
+    types: JSON.parse(module.descriptorJson) as ParsedPackage["types"],
+    shapes: JSON.parse(module.shapesJson) as ParsedPackage["shapes"],
+  };
 }

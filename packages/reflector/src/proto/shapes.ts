@@ -40,3 +40,11 @@ export interface TypeShape {
   /** The element of a `slice`, the value of a `map`. */
   readonly e?: TypeShape;
 }
+
+/** A generated module of one Go package's messages (`packages/<package>.generated.ts`). */
+export interface PackageModule {
+  /** The package namespace's messages for protobufjs (`Namespace.addJSON`), as JSON text. */
+  readonly descriptorJson: string;
+  /** Its messages' shapes (message -> fields, as {@link MessageShapes.messages}), as JSON text. */
+  readonly shapesJson: string;
+}

@@ -2,7 +2,7 @@ import protobuf from "protobufjs";
 import { PROTOBUF_MAGIC, ProtobufCodec } from "../../src/index.js";
 
 /** The codec's own descriptor, to encode test messages with protobufjs. */
-export const root = protobuf.Root.fromJSON(ProtobufCodec.readFiles().descriptor as protobuf.INamespace);
+export const root = protobuf.Root.fromJSON((await ProtobufCodec.readFiles()).descriptor);
 export const type = (name: string): protobuf.Type => root.lookupType(name);
 
 /** `message` encoded from a plain object. */
