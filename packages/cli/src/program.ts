@@ -15,6 +15,7 @@ import { packageManager } from "./package-manager.js";
 import { readProjectConfig } from "./project-config.js";
 import { showShards } from "./shards-command.js";
 import { runDev } from "./dev-command.js";
+import { runBundle } from "./bundle-command.js";
 import { cliVersion } from "./cli-version.js";
 import { loadKubeConfig } from "@tessera/client";
 
@@ -194,6 +195,21 @@ export function buildProgram(): Command {
     .option("--dir <dir>", "the project's root", ".")
     .option("--check", "change nothing; exit 1 when a generated file is stale (for CI)")
     .action(async (o: { dir: string; check?: boolean }) => runGenerate(o.dir, !!o.check));
+
+  program
+    .command("bundle")
+    .description(
+      "bundle the compiled operator into one ES module (esbuild) for the image's entry point: it starts with less memory than the several hundred modules it holds",
+    )
+    .option("--dir <dir>", "the project's root", ".")
+    .option("--entry <file>", "the compiled entry point", "dist/src/main.js")
+    .option("--out <file>", "the bundle to write", "dist/main.mjs")
+    .action(async (o: { dir: string; entry: string; out: string }) => {
+      const { out, bytes } = await runBundle(o);
+      console.log(
+        `bundled into ${relative(process.cwd(), out) || out} (${(bytes / 1024 / 1024).toFixed(1)} MiB)`,
+      );
+    });
 
   program
     .command("dev")

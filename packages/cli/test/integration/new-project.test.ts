@@ -265,6 +265,10 @@ describe("tessera new, as a user runs it", function () {
       let round = 0;
 
       before(async () => {
+        // The operator runs as its image runs it: bundled into one module by `npm run bundle`.
+        const bundled = npm(["run", "bundle"], dir);
+        assert.equal(bundled.status, 0, bundled.out);
+        assert.match(bundled.out, /bundled into dist\/main\.mjs \(\d+\.\d MiB\)/);
         await admin(env.cp, "POST", "/api/v1/namespaces", { metadata: { name: namespace } });
         await admin(env.cp, "POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
           metadata: { name: namespace },
@@ -301,9 +305,9 @@ describe("tessera new, as a user runs it", function () {
         );
       });
 
-      /** Starts the compiled operator as the ServiceAccount; its output is collected. */
+      /** Starts the bundled operator as the ServiceAccount; its output is collected. */
       function startOperator() {
-        const child = spawn(process.execPath, ["dist/src/main.js"], {
+        const child = spawn(process.execPath, ["dist/main.mjs"], {
           cwd: dir,
           env: {
             ...process.env,
