@@ -15,6 +15,7 @@
 // first reconcile of each object annotate it through the manager's client and
 // read it back from the cache (client.get); BENCH_RYOW_MS sets
 // cache.readYourWritesMs, so that read waits for the cache to see the write.
+// BENCH_WIRE=json watches in JSON instead of protobuf (the manager's `wire`).
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
 import { ConfigMaps, Manager, runMain, Tokens } from "@tessera/runtime";
@@ -46,6 +47,7 @@ await runMain(async (signal) => {
       mode: /** @type {"every-replica" | "sharded"} */ (process.env.BENCH_MODE ?? "every-replica"),
       identity: process.env.BENCH_IDENTITY,
       logLevel: "error",
+      ...(process.env.BENCH_WIRE === "json" ? { wire: /** @type {const} */ ("json") } : {}),
       healthBindAddress: "0",
       metricsBindAddress: "0",
       // The default Lease timings (client-go's 15 s / 10 s / 2 s), as an operator ships: with the

@@ -32,6 +32,8 @@ const tesseraReplica = `${process.execPath} ${fileURLToPath(new URL("tessera-rep
 /** @type {[name: string, command: string, env?: Record<string, string>][]} [name, command, environment of its replicas] */
 const contenders = [
   ["tessera", tesseraReplica],
+  // The watch in JSON, as kube-rs and controller-runtime read ConfigMaps, instead of protobuf.
+  ["tessera, json", tesseraReplica, { BENCH_WIRE: "json" }],
   // Each reconcile reads its object from the cache, which keeps it decoded, then compact.
   ["tessera, reads", tesseraReplica, { BENCH_READ: "1" }],
   ["tessera, compact, reads", tesseraReplica, { BENCH_READ: "1", BENCH_COMPACT: "1" }],
