@@ -379,24 +379,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.started.set(key, this.clock.now());
     const request = requestFromKey(key);
     const attempt = work.attempt + 1;
-    const controllerLogger = this.logger;
-    let logger: Logger | undefined;
+    const logger = withFields(this.logger, { namespace: request.namespace, name: request.name, attempt });
     const primary = this.options.primary;
     const lookup = this.options.current;
-    // The signal and the logger are made on first use: the pool's signal is
-    // lazy (an AbortController per reconcile otherwise), and most reconciles
-    // of a steady controller never log.
     const ctx: ReconcileContext<T> = {
-      get signal() {
-        return work.signal;
-      },
-      get logger() {
-        return (logger ??= withFields(controllerLogger, {
-          namespace: request.namespace,
-          name: request.name,
-          attempt,
-        }));
-      },
+      signal: work.signal,
+      logger,
       attempt,
       current: () => (lookup ? lookup(key) : primary.lister.getByKey(key)),
       owned: (kind) => this.related.owned(kind, ctx.current(), work.signal),
