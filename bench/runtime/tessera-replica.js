@@ -3,8 +3,11 @@
 // with KUBECONFIG, BENCH_NAMESPACE, BENCH_MODE ("every-replica" | "sharded")
 // and BENCH_IDENTITY, and reads its stdout:
 //   {"ev":"ready"}                        once its cache has synced
-//   {"ev":"r","n":<name>,"t":<µs>}        the first reconcile of each object
-//                                          (µs of the machine's monotonic clock)
+//   {"ev":"r","n":<name>,"t":<µs>,"i":<µs>} the first reconcile of each object
+//                                          (µs of the machine's monotonic clock),
+//                                          and when its first event reached the
+//                                          informer's handlers ("i", optional;
+//                                          one replica, every-replica mode only)
 //   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
 // BENCH_COMPACT=1 caches the ConfigMaps compact (as JSON text, decoded on
 // read); BENCH_READ=1 makes each reconcile read its object from the cache
@@ -12,6 +15,7 @@
 // first reconcile of each object annotate it through the manager's client and
 // read it back from the cache (client.get); BENCH_RYOW_MS sets
 // cache.readYourWritesMs, so that read waits for the cache to see the write.
+// BENCH_WIRE=json watches in JSON instead of protobuf (the manager's `wire`).
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
 import { ConfigMaps, Manager, runMain, Tokens } from "@tessera/runtime";
@@ -43,6 +47,7 @@ await runMain(async (signal) => {
       mode: /** @type {"every-replica" | "sharded"} */ (process.env.BENCH_MODE ?? "every-replica"),
       identity: process.env.BENCH_IDENTITY,
       logLevel: "error",
+      ...(process.env.BENCH_WIRE === "json" ? { wire: /** @type {const} */ ("json") } : {}),
       healthBindAddress: "0",
       metricsBindAddress: "0",
       // The default Lease timings (client-go's 15 s / 10 s / 2 s), as an operator ships: with the
@@ -54,6 +59,24 @@ await runMain(async (signal) => {
   });
   const client = manager.get(Tokens.Client);
   const seen = new Set();
+  // When each object's first event reached the informer's handlers: what splits the lag into the
+  // time before the informer (API server, socket, decoding, DeltaFIFO) and after (queue, reconcile).
+  /** @type {Map<string, number>} */
+  const informed = new Map();
+  if ((process.env.BENCH_MODE ?? "every-replica") === "every-replica") {
+    manager
+      .get(Tokens.InformerFactory)
+      .informerFor(ConfigMaps, { namespace: "", compact: process.env.BENCH_COMPACT === "1" })
+      .addEventHandler(
+        {
+          onAdd: (object) => {
+            const { namespace: ns, name } = object.metadata ?? {};
+            if (ns === namespace && name !== undefined && !informed.has(name)) informed.set(name, now());
+          },
+        },
+        { name: "bench-arrival" },
+      );
+  }
   let total = 0;
   manager
     .controller()
@@ -69,7 +92,10 @@ await runMain(async (signal) => {
       }
       if (request.namespace !== namespace || seen.has(request.name)) return;
       seen.add(request.name);
-      emit({ ev: "r", n: request.name, t: now() });
+      const t = now();
+      const i = informed.get(request.name);
+      informed.delete(request.name);
+      emit(i === undefined ? { ev: "r", n: request.name, t } : { ev: "r", n: request.name, t, i });
     });
   const ticker = setInterval(() => emit({ ev: "count", total }), 500);
   const running = manager.run(signal);

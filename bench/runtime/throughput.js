@@ -2,7 +2,9 @@
 // reconciler while OBJECTS ConfigMaps (default 10,000) are created as fast as
 // the API server takes them (64 creates in flight on keep-alive connections),
 // and the lag from each create's response to its first reconcile (p50, p99),
-// on one replica and on three sharded replicas. Contenders: Tessera's
+// split where the replica reports it (Tessera's, one replica) at the moment
+// the object's event reached the informer's handlers; on one replica and on
+// three sharded replicas. Contenders: Tessera's
 // runtime, controller-runtime (bench/runtime/go) and kube-rs's Controller
 // (bench/peers/kube-rs), each built where its toolchain is on PATH. Each
 // figure is the median of ROUNDS rounds (default 3), the contenders' order
@@ -12,6 +14,9 @@
 //      ONLY="tessera;tessera, compact, reads" SCENARIOS=1 for some contenders and scenarios)
 // Other contenders: --contender name=command (repeatable), where command
 // starts one replica speaking the line protocol of tessera-replica.js.
+// BENCH_CPU_PROF=dir writes a V8 CPU profile of each Node replica into dir
+// (NODE_OPTIONS=--cpu-prof in the replicas' environment; the peers ignore it),
+// sampled every 250 µs, written when the replica exits.
 import { spawn } from "node:child_process";
 import { Agent, request } from "node:https";
 import { createInterface } from "node:readline";
@@ -27,6 +32,8 @@ const tesseraReplica = `${process.execPath} ${fileURLToPath(new URL("tessera-rep
 /** @type {[name: string, command: string, env?: Record<string, string>][]} [name, command, environment of its replicas] */
 const contenders = [
   ["tessera", tesseraReplica],
+  // The watch in JSON, as kube-rs and controller-runtime read ConfigMaps, instead of protobuf.
+  ["tessera, json", tesseraReplica, { BENCH_WIRE: "json" }],
   // Each reconcile reads its object from the cache, which keeps it decoded, then compact.
   ["tessera, reads", tesseraReplica, { BENCH_READ: "1" }],
   ["tessera, compact, reads", tesseraReplica, { BENCH_READ: "1", BENCH_COMPACT: "1" }],
@@ -92,10 +99,28 @@ function post(path, body) {
   });
 }
 
+const cpuProfile = process.env.BENCH_CPU_PROF
+  ? {
+      NODE_OPTIONS:
+        `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-interval=250 --cpu-prof-dir=${process.env.BENCH_CPU_PROF}`.trim(),
+    }
+  : {};
+
 function startReplica(command, env) {
   const [bin, ...args] = command.split(" ");
-  const child = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  const replica = { child, ready: false, first: new Map(), total: 0, exitCode: undefined, exited: undefined };
+  const child = spawn(bin, args, {
+    env: { ...process.env, ...cpuProfile, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const replica = {
+    child,
+    ready: false,
+    first: new Map(),
+    informed: new Map(),
+    total: 0,
+    exitCode: undefined,
+    exited: undefined,
+  };
   createInterface({ input: child.stdout }).on("line", (text) => {
     let line;
     try {
@@ -104,8 +129,10 @@ function startReplica(command, env) {
       return;
     }
     if (line.ev === "ready") replica.ready = true;
-    else if (line.ev === "r" && !replica.first.has(line.n)) replica.first.set(line.n, line.t);
-    else if (line.ev === "count") replica.total = line.total;
+    else if (line.ev === "r" && !replica.first.has(line.n)) {
+      replica.first.set(line.n, line.t);
+      if (line.i !== undefined) replica.informed.set(line.n, line.i);
+    } else if (line.ev === "count") replica.total = line.total;
   });
   replica.exited = new Promise((resolve) =>
     child.on("exit", (code) => {
@@ -214,6 +241,23 @@ async function measure(contender, command, scenario, extraEnv = {}) {
       last = Math.max(last, t);
     }
   lags.sort((a, b) => a - b);
+  // The lag split where the replica says when each object reached its informer's handlers.
+  const toInformer = [];
+  const fromInformer = [];
+  for (const r of replicas)
+    for (const [name, i] of r.informed) {
+      toInformer.push((i - written.get(name)) / 1000);
+      fromInformer.push((r.first.get(name) - i) / 1000);
+    }
+  toInformer.sort((a, b) => a - b);
+  fromInformer.sort((a, b) => a - b);
+  const split =
+    toInformer.length > 0
+      ? {
+          toInformerP99: Number(quantile(toInformer, 0.99).toFixed(1)),
+          informerToReconcileP99: Number(quantile(fromInformer, 0.99).toFixed(1)),
+        }
+      : {};
   for (const r of replicas) r.child.kill("SIGTERM");
   await Promise.all(replicas.map((r) => r.exited));
   return {
@@ -222,6 +266,7 @@ async function measure(contender, command, scenario, extraEnv = {}) {
     lagP50: Number(quantile(lags, 0.5).toFixed(1)),
     lagP99: Number(quantile(lags, 0.99).toFixed(1)),
     lagMax: Number(lags[lags.length - 1].toFixed(1)),
+    ...split,
   };
 }
 const rows = [];
@@ -241,6 +286,12 @@ for (const [contender] of contenders)
         lagP50: pick((x) => x.lagP50),
         lagP99: pick((x) => x.lagP99),
         lagMax: pick((x) => x.lagMax),
+        ...(all.every((x) => x.toInformerP99 !== undefined)
+          ? {
+              toInformerP99: pick((x) => x.toInformerP99),
+              informerToReconcileP99: pick((x) => x.informerToReconcileP99),
+            }
+          : {}),
       });
     }
   }
@@ -251,13 +302,13 @@ console.log(
   `\n${OBJECTS} ConfigMaps created with ${IN_FLIGHT} in flight; no-op reconciler; lag = create response -> first reconcile; median of ${ROUNDS} rounds`,
 );
 console.log(
-  "| contender | scenario | creates/s | reconciles/s (min-max) | x best peer | lag p50 | lag p99 (min-max) | lag max |",
+  "| contender | scenario | creates/s | reconciles/s (min-max) | x best peer | lag p50 | lag p99 (min-max) | lag max | p99: create -> informer, informer -> reconcile |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   if (r.unsupported || r.failed) {
     console.log(
-      `| ${r.contender} | ${r.scenario} | ${r.unsupported ? "not supported" : `every round failed: ${r.failed?.[0]}`} | | | | | |`,
+      `| ${r.contender} | ${r.scenario} | ${r.unsupported ? "not supported" : `every round failed: ${r.failed?.[0]}`} | | | | | | |`,
     );
     continue;
   }
@@ -271,7 +322,7 @@ for (const r of rows) {
   );
   const best = peers.sort((a, b) => b.reconcilesPerSec.median - a.reconcilesPerSec.median)[0];
   console.log(
-    `| ${r.contender} | ${r.scenario} | ${r.writesPerSec.median} | ${r.reconcilesPerSec.median} (${r.reconcilesPerSec.min}-${r.reconcilesPerSec.max}) | ${best ? (r.reconcilesPerSec.median / best.reconcilesPerSec.median).toFixed(2) : "n/a"} | ${r.lagP50.median} ms | ${r.lagP99.median} ms (${r.lagP99.min}-${r.lagP99.max}) | ${r.lagMax.median} ms |`,
+    `| ${r.contender} | ${r.scenario} | ${r.writesPerSec.median} | ${r.reconcilesPerSec.median} (${r.reconcilesPerSec.min}-${r.reconcilesPerSec.max}) | ${best ? (r.reconcilesPerSec.median / best.reconcilesPerSec.median).toFixed(2) : "n/a"} | ${r.lagP50.median} ms | ${r.lagP99.median} ms (${r.lagP99.min}-${r.lagP99.max}) | ${r.lagMax.median} ms | ${r.toInformerP99 ? `${r.toInformerP99.median} ms, ${r.informerToReconcileP99.median} ms` : ""} |`,
   );
 }
 

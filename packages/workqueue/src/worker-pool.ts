@@ -7,7 +7,6 @@ import {
   type Logger,
   type Runnable,
 } from "@tessera/core";
-import PQueue from "p-queue";
 import { describeItem } from "./describe-item.js";
 import { InFlightWork, type WorkContext } from "./in-flight-work.js";
 import { WorkerPoolMetrics, type ReconcileResult } from "./worker-pool-metrics.js";
@@ -100,9 +99,9 @@ type Outcome = { ok: true; result: WorkResult | void } | { ok: false; error: unk
 
 /**
  * Runs a handler over the items of a {@link WorkQueue}, `concurrency` at a
- * time, on a p-queue. It takes an item from the queue only when a slot is
- * free, so items it has not started stay in the queue (deduplicated, and
- * visible in its depth). For each item:
+ * time. It takes an item from the queue only when a slot is free, so items
+ * it has not started stay in the queue (deduplicated, and visible in its
+ * depth). For each item:
  *
  * - success: the rate limiter forgets the item, and it comes back after
  *   `requeueAfterMs` if the handler returned one;
@@ -138,7 +137,8 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
   private readonly logger: Logger;
   private readonly onError: ((error: WorkItemError<T>) => void) | undefined;
   private readonly logFailures: boolean;
-  private readonly slots: PQueue;
+  /** Slots taken: items whose handler is running and has not overrun its timeout. */
+  private busySlots = 0;
   private readonly metrics: WorkerPoolMetrics;
   private readonly inFlightItems = new Map<T, InFlightWork>();
   private state: "new" | "running" | "stopping" | "stopped" = "new";
@@ -174,9 +174,6 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
     this.onError = options.onError;
     this.logFailures = options.logFailures ?? true;
     this.metrics = new WorkerPoolMetrics(tools.meter, options.queue.name);
-    this.slots = new PQueue({ concurrency });
-    // One listener for the pool's life: a slot was freed (a task finished or timed out).
-    this.slots.addEventListener("next", () => this.wakePump?.());
   }
 
   /** How many items are being processed now (those past their timeout included). */
@@ -264,7 +261,7 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
 
   private async pump(): Promise<void> {
     while (this.state === "running") {
-      if (this.slots.pending >= this.concurrency) {
+      if (this.busySlots >= this.concurrency) {
         await this.slotFreed();
         continue;
       }
@@ -288,6 +285,16 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
 
   private dispatch(item: T): void {
     const work = new InFlightWork(this.queue.numRequeues(item));
+    // The slot is freed when the handler returns, or earlier when its timeout passes
+    // (the handler carries on; its item is done only once it returns).
+    this.busySlots++;
+    let holdsSlot = true;
+    const freeSlot = (): void => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      this.busySlots--;
+      this.wakePump?.();
+    };
     let timeout: WorkItemTimeoutError<T> | undefined;
     const timer =
       this.timeoutMs === undefined
@@ -299,9 +306,9 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
               timeoutMs: this.timeoutMs,
             });
             work.abort(timeout);
+            freeSlot();
           });
     this.inFlightItems.set(item, work);
-    let started = false;
     const startedAt = this.clock.now();
 
     const finish = (outcome: Outcome): void => {
@@ -317,11 +324,11 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
         this.inFlightItems.delete(item);
         this.queue.done(item);
         work.settle();
+        freeSlot();
       }
     };
 
     const run = async (): Promise<void> => {
-      started = true;
       let outcome: Outcome;
       try {
         outcome = { ok: true, result: await this.handler(item, work) };
@@ -330,13 +337,8 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
       }
       finish(outcome);
     };
-
-    // With a timeout, the signal frees the p-queue slot when it passes; `run`
-    // itself carries on until the handler returns.
-    const task = this.slots.add(run, timer === undefined ? undefined : { signal: work.signal });
-    task.catch((error: unknown) => {
-      if (!started) finish({ ok: false, error });
-    });
+    // What `finish` itself throws (a logger or an onError that throws) is dropped, not left unhandled.
+    run().catch(() => undefined);
   }
 
   private conclude(item: T, attempt: number, outcome: Outcome, startedAt: number): void {

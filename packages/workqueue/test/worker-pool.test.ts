@@ -288,6 +288,31 @@ describe("WorkerPool", () => {
     assert.equal(handler.overlap, false);
   });
 
+  it("a slot freed by a timeout is freed once: the overrunning handler's return starts nothing more", async () => {
+    const pool = newPool({ concurrency: 1, timeoutMs: 1_000 });
+    start(pool);
+    queue.add("slow");
+    queue.add("b");
+    queue.add("c");
+    await clock.flush();
+    await clock.advance(1_000); // "slow" times out: its slot goes to "b"
+    assert.deepEqual(
+      handler.open().map((c) => c.item),
+      ["slow", "b"],
+    );
+    finish(handler.calls[0]!); // "slow" returns while "b" holds the only slot
+    await clock.flush();
+    assert.deepEqual(
+      handler.open().map((c) => c.item),
+      ["b"],
+      "c waits for b: the overrun's return gave back no second slot",
+    );
+    finish(handler.calls[1]!);
+    await clock.flush();
+    assert.equal(handler.calls[2]?.item, "c");
+    assert.equal(pool.inFlight, 1);
+  });
+
   it("a handler that finishes in time is not aborted", async () => {
     const pool = newPool({ timeoutMs: 1_000 });
     start(pool);
