@@ -23,6 +23,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
+import { rootCertificates } from "node:tls";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ApiClient, ConfigMaps, Namespaces, defineResource } from "@tessera/client";
@@ -76,15 +77,21 @@ function rss(container) {
 /**
  * An .npmrc for the build secret: the CA file the host's npm trusts (a
  * proxy's own CA, say) inline, since the build's containers do not see the
- * host's files. Undefined when the host's npm has no CA file of its own.
+ * host's files; only the certificates Node does not already trust, since
+ * npm hands `ca` to install scripts (esbuild's) as one environment variable,
+ * and Linux refuses one over 128 KiB (E2BIG): a whole system bundle is more.
+ * Undefined when the host's npm has no CA file of its own.
  */
 function npmrcForBuild(dir) {
   const cafile = sh("npm", ["config", "get", "cafile"]).trim();
   const file =
     cafile && cafile !== "null" && cafile !== "undefined" ? cafile : process.env.NODE_EXTRA_CA_CERTS;
   if (!file || !existsSync(file)) return undefined;
-  const pems =
-    readFileSync(file, "utf8").match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  const unspaced = (pem) => pem.replace(/\s+/g, "");
+  const trusted = new Set(rootCertificates.map(unspaced));
+  const pems = (
+    readFileSync(file, "utf8").match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+  ).filter((pem) => !trusted.has(unspaced(pem)));
   const registry = sh("npm", ["config", "get", "registry"]).trim();
   const path = join(dir, "npmrc");
   writeFileSync(
