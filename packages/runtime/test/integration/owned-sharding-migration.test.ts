@@ -16,15 +16,12 @@ import { OWNER_SLOT_LABEL, ownerSlotLabelValue } from "@tessera/sharding";
 import { SlotSpace } from "@tessera/sharding/ranges";
 import { ApiClient, Manager, Tokens } from "../../src/index.js";
 import { nowMicros, Widgets, type Widget } from "./widget.js";
+import { overlappingSpans, RunningManagers, type ReconcileSpan } from "./support/ring-members.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
 
-interface Span {
-  member: string;
-  name: string;
+interface Span extends ReconcileSpan {
   /** Whether the Widget was in the member's cache when its reconcile started. */
-  found: boolean;
-  start: number;
-  end: number;
+  readonly found: boolean;
 }
 
 describe("owned objects divided by the owner-slot label: no owner reconciled by two members at once (real API server)", function () {
@@ -69,7 +66,7 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
     const spans: Span[] = [];
     const logged: string[] = [];
     const managers = new Map<string, Manager>();
-    const stops: Array<() => Promise<void>> = [];
+    const running = new RunningManagers();
     // Slow reconciles until every member has looked for unlabelled children, so the first two
     // have queues to hand over when the third joins.
     let reconcileMs = 150;
@@ -123,15 +120,8 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
             spans.push({ ...span, end: nowMicros() });
           }
         });
-      const stop = new AbortController();
-      const running = manager.run(stop.signal);
-      stops.push(async () => {
-        stop.abort();
-        await running;
-      });
       managers.set(identity, manager);
-      assert.ok(await manager.waitForSync(AbortSignal.timeout(60_000)));
-      return manager;
+      return running.start(manager);
     };
     const owners = async (manager: Manager) =>
       (await manager.get(Tokens.Client).list(Widgets, { namespace: ns })).map((w) => w.metadata!.name!);
@@ -145,18 +135,6 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
         await sleep(1_500);
         return settled;
       });
-    };
-    const overlaps = () => {
-      const found: string[] = [];
-      for (const name of names) {
-        const mine = spans.filter((s) => s.name === name).sort((x, y) => x.start - y.start);
-        for (let i = 1; i < mine.length; i++)
-          for (let j = 0; j < i; j++) {
-            const [a, b] = [mine[j]!, mine[i]!];
-            if (a.member !== b.member && b.start < a.end) found.push(`${name}: ${a.member} and ${b.member}`);
-          }
-      }
-      return found;
     };
     const outside = () => spans.filter((s) => !s.found).map((s) => `${s.member} ${s.name}`);
 
@@ -193,7 +171,7 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
       );
       await settle();
       assert.deepEqual(outside(), [], "reconciles of Widgets outside the member's slots (none was deleted)");
-      assert.deepEqual(overlaps(), [], "Widgets reconciled by two members at once");
+      assert.deepEqual(overlappingSpans(spans), [], "Widgets reconciled by two members at once");
       const unreconciled = names.filter((n) => !spans.some((s) => s.name === n && s.found));
       assert.deepEqual(unreconciled, [], "pre-upgrade Widgets never reconciled");
       // Each member looked for unlabelled children once.
@@ -247,9 +225,9 @@ describe("owned objects divided by the owner-slot label: no owner reconciled by 
         );
       }
       assert.deepEqual(outside(), [], "reconciles of Widgets outside the member's slots (none was deleted)");
-      assert.deepEqual(overlaps(), [], "Widgets reconciled by two members at once");
+      assert.deepEqual(overlappingSpans(spans), [], "Widgets reconciled by two members at once");
     } finally {
-      for (const stop of stops) await stop();
+      await running.stopAll();
     }
   });
 });

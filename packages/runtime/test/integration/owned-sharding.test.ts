@@ -14,14 +14,8 @@ import { OWNER_SLOT_LABEL, ownerSlotLabelValue, slotsOfRange } from "@tessera/sh
 import { SlotSpace } from "@tessera/sharding/ranges";
 import { ApiClient, Manager, Tokens } from "../../src/index.js";
 import { Widgets, type Widget } from "./widget.js";
+import { overlappingSpans, RunningManagers, type ReconcileSpan } from "./support/ring-members.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
-
-interface Span {
-  member: string;
-  name: string;
-  start: number;
-  end: number;
-}
 
 describe("owned objects follow their owner's shard (real API server)", function () {
   this.timeout(180_000);
@@ -65,10 +59,10 @@ describe("owned objects follow their owner's shard (real API server)", function 
     for (let i = 0; i < 5; i++)
       await api.create(ConfigMaps, { metadata: { name: `other-${i}`, namespace: ns } });
 
-    const spans: Span[] = [];
+    const spans: ReconcileSpan[] = [];
     const logged: string[] = [];
     const managers = new Map<string, Manager>();
-    const stops: Array<() => Promise<void>> = [];
+    const running = new RunningManagers();
     const member = async (identity: string) => {
       const manager = await Manager.create({
         config: {
@@ -119,15 +113,8 @@ describe("owned objects follow their owner's shard (real API server)", function 
             span.end = Date.now();
           }
         });
-      const stop = new AbortController();
-      const running = manager.run(stop.signal);
-      stops.push(async () => {
-        stop.abort();
-        await running;
-      });
       managers.set(identity, manager);
-      assert.ok(await manager.waitForSync(AbortSignal.timeout(60_000)));
-      return manager;
+      return running.start(manager);
     };
     /** The Widgets in a member's primary cache (its slots), and the ConfigMaps in its owned cache. */
     const share = async (manager: Manager) => {
@@ -160,18 +147,6 @@ describe("owned objects follow their owner's shard (real API server)", function 
         await sleep(1_500);
         return settled;
       });
-    };
-    const noOverlap = () => {
-      for (const name of names) {
-        const mine = spans.filter((s) => s.name === name).sort((x, y) => x.start - y.start);
-        for (let i = 1; i < mine.length; i++) {
-          const [a, b] = [mine[i - 1]!, mine[i]!];
-          assert.ok(
-            a.member === b.member || a.end <= b.start,
-            `${name} reconciled by ${a.member} and ${b.member} at once`,
-          );
-        }
-      }
     };
     try {
       const a = await member("member-a");
@@ -246,7 +221,7 @@ describe("owned objects follow their owner's shard (real API server)", function 
       for (const owner of sb.owners) assert.ok(listed.has(slotOf(owner)), `member-b listed ${owner}'s slot`);
       for (const owner of sa.owners)
         assert.ok(!listed.has(slotOf(owner)), `member-b did not list ${owner}'s slot`);
-      noOverlap();
+      assert.deepEqual(overlappingSpans(spans), [], "Widgets reconciled by two members at once");
       // Each member looked for unlabelled children once, after its first slots synced.
       for (const identity of ["member-a", "member-b"]) {
         const lines = logged.filter((l) => l.includes(identity) && l.includes("found once"));
@@ -275,9 +250,9 @@ describe("owned objects follow their owner's shard (real API server)", function 
         "only its member reconciled it",
       );
       assert.deepEqual((await share(b)).children, sb.children, "member-b holds the child again");
-      noOverlap();
+      assert.deepEqual(overlappingSpans(spans), [], "Widgets reconciled by two members at once");
     } finally {
-      for (const stop of stops) await stop();
+      await running.stopAll();
     }
   });
 });

@@ -11,6 +11,7 @@ import { eventually, useControlPlane } from "@tessera/testenv";
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { ApiClient, Manager, Tokens, type ManagerConfigInput, type Request } from "../../src/index.js";
 import { Widgets, type Widget } from "./widget.js";
+import { RunningManagers } from "./support/ring-members.js";
 import { createNamespace, installWidgetCrd } from "./support/widget-cluster.js";
 
 const managerConfig: ManagerConfigInput = {
@@ -343,7 +344,7 @@ describe("reconcile sources and reads (real API server)", function () {
     const webhook = new EventEmitter();
     const seen: Array<{ member: string; name: string; found: boolean }> = [];
     const managers = new Map<string, Manager>();
-    const stops: Array<() => Promise<void>> = [];
+    const members = new RunningManagers();
     const member = async (identity: string) => {
       const manager = await Manager.create({
         config: {
@@ -365,14 +366,8 @@ describe("reconcile sources and reads (real API server)", function () {
         .complete((request, ctx) => {
           seen.push({ member: identity, name: request.name, found: ctx.current() !== undefined });
         });
-      const stop = new AbortController();
-      const running = manager.run(stop.signal);
-      stops.push(async () => {
-        stop.abort();
-        await running;
-      });
       managers.set(identity, manager);
-      assert.ok(await manager.waitForSync(AbortSignal.timeout(60_000)));
+      await members.start(manager);
     };
     try {
       await member("member-a");
@@ -415,7 +410,7 @@ describe("reconcile sources and reads (real API server)", function () {
       );
       assert.equal(new Set(seen.map((r) => r.member)).size, 2, "both members reconciled trigger requests");
     } finally {
-      for (const stop of stops) await stop();
+      await members.stopAll();
     }
   });
 });
