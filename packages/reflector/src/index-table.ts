@@ -74,6 +74,38 @@ export class IndexTable<T> {
       for (const value of values[i++] ?? []) addTo(index, value, key);
   }
 
+  /**
+   * Files a new object's `key` under what each index function gives for
+   * `obj`: `insert` for a cache that holds its objects, without a list of
+   * lists per object (the store's hot path during a sync).
+   */
+  insertObject(key: string, obj: T): void {
+    for (const [name, fn] of this.funcs) {
+      const index = this.indices.get(name) as Index;
+      for (const value of fn(obj)) addTo(index, value, key);
+    }
+  }
+
+  /** `update` for a cache that holds its objects: the values of `old` and `obj` computed one index at a time. */
+  updateObject(key: string, old: T, obj: T): void {
+    for (const [name, fn] of this.funcs) {
+      const index = this.indices.get(name) as Index;
+      const before = fn(old);
+      const after = fn(obj);
+      if (sameValues(before, after)) continue;
+      for (const value of before) removeFrom(index, value, key);
+      for (const value of after) addTo(index, value, key);
+    }
+  }
+
+  /** `remove` for a cache that holds its objects. */
+  removeObject(key: string, old: T): void {
+    for (const [name, fn] of this.funcs) {
+      const index = this.indices.get(name) as Index;
+      for (const value of fn(old)) removeFrom(index, value, key);
+    }
+  }
+
   /** Moves `key` from its old values to its new ones, touching only the indexes whose values changed. */
   update(key: string, before: readonly (readonly string[])[], after: readonly (readonly string[])[]): void {
     let i = 0;

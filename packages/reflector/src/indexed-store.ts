@@ -52,7 +52,7 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
     const old = this.items.get(key);
     if (old === undefined) return;
     this.items.delete(key);
-    if (this.table.size > 0) this.table.remove(key, this.table.valuesOf(old));
+    if (this.table.size > 0) this.table.removeObject(key, old);
   }
 
   replace(items: readonly T[], _resourceVersion: string): void {
@@ -60,7 +60,7 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
     for (const obj of items) next.set(this.keyOf(obj), obj);
     this.items = next;
     this.table.clear();
-    if (this.table.size > 0) for (const [key, obj] of next) this.table.insert(key, this.table.valuesOf(obj));
+    if (this.table.size > 0) for (const [key, obj] of next) this.table.insertObject(key, obj);
   }
 
   get(obj: T): T | undefined {
@@ -124,7 +124,7 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
     const old = this.items.get(key);
     this.items.set(key, obj);
     if (this.table.size === 0) return;
-    if (old === undefined) this.table.insert(key, this.table.valuesOf(obj));
-    else this.table.update(key, this.table.valuesOf(old), this.table.valuesOf(obj));
+    if (old === undefined) this.table.insertObject(key, obj);
+    else this.table.updateObject(key, old, obj);
   }
 }
