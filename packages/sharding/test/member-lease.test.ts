@@ -218,7 +218,8 @@ describe("MemberLease.run", () => {
     await clock.advance(15_000);
     assert.ok(client.calls > attempts, "a 5xx is retried too");
     client.failWith = undefined;
-    await clock.advance(15_000);
+    // The wait already drawn can be the longest backoff: 10 s, plus up to as much again of jitter.
+    await clock.advance(20_000);
     assert.equal(acquired, true);
     assert.equal(client.leases.get("web-pod-a")!.spec?.holderIdentity, "pod-a");
     stop.abort();
