@@ -31,8 +31,11 @@ export class Replicas {
     return this.all.filter((r) => !r.gone && !r.stopping && (example === undefined || r.example === example));
   }
 
-  /** Starts one replica of `example`, named `<example>-<n>`, running the built `operator` (its main.js). */
-  async start(example, operator) {
+  /**
+   * Starts one replica of `example`, named `<example>-<n>`, running the built `operator` (its main.js,
+   * or the bundle its image runs) with node's `nodeArgs` before it (the image's flags).
+   */
+  async start(example, operator, nodeArgs = []) {
     const n = this.next.get(example) ?? 0;
     this.next.set(example, n + 1);
     const name = `${example}-${n}`;
@@ -41,7 +44,7 @@ export class Replicas {
     const kubeconfig = join(this.work, `${name}.kubeconfig`);
     writeFileSync(kubeconfig, kubeConfigVia(this.cp.kubeConfig, proxy.url).exportConfig());
     const log = createWriteStream(join(this.work, `${name}.log`));
-    const child = spawn(process.execPath, [operator], {
+    const child = spawn(process.execPath, [...nodeArgs, operator], {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,

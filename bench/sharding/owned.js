@@ -30,11 +30,15 @@
 // look for unlabelled children: one metadata-only LIST per owned kind of
 // the namespace its Tenants are in (`default`).
 //
-// Run: bash scripts/with-node.sh node bench/sharding/owned.js [--tenants 2000] [--replicas 1,4] [--handover]
+// Replicas run as the example's image runs them (--entry image, the default): the bundle of
+// `tessera bundle`, with the node flags of the Dockerfile's ENTRYPOINT; --entry source runs
+// its compiled modules (dist/src/main.js) with no flags, as the runs before 2026-12-05 did.
+//
+// Run: bash scripts/with-node.sh node bench/sharding/owned.js [--tenants 2000] [--replicas 1,4] [--handover] [--entry image|source]
 //      (after npm run build and a build of examples/sharded-tenants; needs the control-plane binaries)
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { readRings } from "@tessera/cli";
@@ -52,6 +56,7 @@ const { values } = parseArgs({
     tenants: { type: "string", default: "2000" },
     replicas: { type: "string", default: "1,4" },
     handover: { type: "boolean", default: false },
+    entry: { type: "string", default: "image" },
   },
 });
 const TENANTS = Number(values.tenants);
@@ -61,7 +66,39 @@ const UNRELATED_SERVICEACCOUNTS = 500;
 const OTHER = "unrelated";
 const OWNER_SLOT = "sharding.tessera.dev/owner-slot";
 const example = fileURLToPath(new URL("../../examples/sharded-tenants/", import.meta.url));
-const OPERATOR = join(example, "dist/src/main.js");
+if (values.entry !== "image" && values.entry !== "source") {
+  console.error(
+    `owned: --entry ${values.entry}: image (the bundle, as the example's image runs it) or source (dist/src/main.js)`,
+  );
+  process.exit(2);
+}
+/**
+ * How each replica runs. `image`: as the example's Dockerfile runs it, the bundle `tessera bundle` writes
+ * (bundled here, as its image build does) with the ENTRYPOINT's node flags. `source`: its compiled modules.
+ */
+const { OPERATOR, NODE_ARGS } =
+  values.entry === "image"
+    ? await imageEntry()
+    : { OPERATOR: join(example, "dist/src/main.js"), NODE_ARGS: [] };
+
+/** The example's ENTRYPOINT (`["node", ...flags, script]`), with its bundle written by the CLI's bundler. */
+async function imageEntry() {
+  const line = readFileSync(join(example, "Dockerfile"), "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("ENTRYPOINT "));
+  const words = line ? JSON.parse(line.slice("ENTRYPOINT ".length)) : [];
+  if (words[0] !== "node" || words.length < 2) {
+    console.error(
+      `owned: the example's Dockerfile has no ENTRYPOINT ["node", ..., "<script>"] to run its replicas as the image does; use --entry source`,
+    );
+    process.exit(2);
+  }
+  if (!existsSync(join(example, "dist/src/main.js")))
+    return { OPERATOR: join(example, "dist/src/main.js"), NODE_ARGS: [] };
+  const { runBundle } = await import("@tessera/cli");
+  await runBundle({ dir: example });
+  return { OPERATOR: join(example, words.at(-1)), NODE_ARGS: words.slice(1, -1) };
+}
 const GROUP = "tenancy.example.com";
 const KINDS = [
   { kind: "ConfigMap", resource: "configmaps", path: "/api/v1" },
@@ -162,7 +199,7 @@ async function handover(cp, client, replicas, work) {
   );
   const oldSyncs = await Promise.all(old.map((r) => Promise.all(KINDS.map((k) => syncs(r, k.resource)))));
   const t0 = Date.now();
-  const joiner = await replicas.start("replica", OPERATOR);
+  const joiner = await replicas.start("replica", OPERATOR, NODE_ARGS);
   const after = await settled(client, replicas, work);
   const secs = (Date.now() - t0) / 1000;
   // Wait for the new replica's owned caches to hold its share: the handover's lists are done.
@@ -215,7 +252,7 @@ async function run(count, withHandover) {
       post(cp, `/api/v1/namespaces/${OTHER}/serviceaccounts`, { metadata: { name: `unrelated-${i}` } }),
     );
     const t0 = Date.now();
-    for (let i = 0; i < count; i++) await replicas.start("replica", OPERATOR);
+    for (let i = 0; i < count; i++) await replicas.start("replica", OPERATOR, NODE_ARGS);
     await settled(client, replicas, work);
     // Each replica's floor: what start-up and the ring cost it before there is any Tenant.
     const floor = new Map(
@@ -332,7 +369,7 @@ const base = one.length ? { bytes: one[0].bytes, peakRss: one[0].peakRss } : und
 const ratio = (v, b) => (b ? `${(v / b).toFixed(2)}x` : "");
 console.log("");
 console.log(
-  `${TENANTS} Tenants (each owning a ConfigMap and a ServiceAccount), ${UNRELATED_CONFIGMAPS} unrelated ConfigMaps and ${UNRELATED_SERVICEACCOUNTS} unrelated ServiceAccounts in namespace ${OTHER}; load average at start ${load.map((l) => l.toFixed(2)).join(", ")}`,
+  `${TENANTS} Tenants (each owning a ConfigMap and a ServiceAccount), ${UNRELATED_CONFIGMAPS} unrelated ConfigMaps and ${UNRELATED_SERVICEACCOUNTS} unrelated ServiceAccounts in namespace ${OTHER}; replicas run as ${values.entry === "image" ? `the image does: node ${[...NODE_ARGS, relative(example, OPERATOR)].join(" ")}` : "node dist/src/main.js"}; load average at start ${load.map((l) => l.toFixed(2)).join(", ")}`,
 );
 console.log(
   "| replicas | replica | slots | received | x 1 replica | peak RSS | x 1 replica | Tenants cached | ConfigMaps cached (owned, unrelated) | ServiceAccounts cached (owned, unrelated) | before any Tenant: received, RSS | idle after |",
