@@ -1,13 +1,8 @@
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type RequestOptions,
-} from "node:http";
+import type { Agent as HttpAgent, IncomingMessage, RequestOptions } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import type { KubeConfigLike } from "./kube-config-like.js";
-import { toError } from "@tessera/core";
+import { nodeHttp, toError } from "@tessera/core";
 
 /** One HTTP request to the API server of a KubeConfig's current cluster. */
 export interface KubeRequest {
@@ -67,7 +62,7 @@ export async function sendKubeRequest(
   // the caller's keep-alive pool replaces it, unless the cluster goes through a proxy (that agent is the proxy).
   if (request.agent && !(cluster as { proxyUrl?: string }).proxyUrl) options.agent = request.agent;
   signal?.throwIfAborted();
-  const send = url.protocol === "http:" ? httpRequest : httpsRequest;
+  const send = url.protocol === "http:" ? nodeHttp.request : httpsRequest;
   return new Promise<IncomingMessage>((resolve, reject) => {
     const req = send(url, options, resolve);
     const idle = request.idleTimeoutMs;

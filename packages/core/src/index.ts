@@ -1,7 +1,8 @@
 /**
  * @tessera/core: what every Tessera package shares and nothing Kubernetes:
  * one Clock, Logger and RandomSource, backoff and abort helpers, the Runnable
- * lifecycle and sync contract, instrumentation defaults and the metric helper.
+ * lifecycle and sync contract, instrumentation defaults and the metric helper,
+ * and `node:http` loaded without its ES namespace's cost.
  */
 export { SystemClock, MAX_TIMEOUT_MS } from "./clock.js";
 export type { Clock, Timer } from "./clock.js";
@@ -29,3 +30,4 @@ export type {
   InstrumentOptions,
 } from "./metric-group.js";
 export { MinHeap } from "./min-heap.js";
+export { nodeHttp } from "./node-http.js";

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import {
   createServer as createNetServer,
@@ -6,7 +6,7 @@ import {
   type Server as NetServer,
   type Socket,
 } from "node:net";
-import { silentLogger, type Logger, type Runnable } from "@tessera/core";
+import { nodeHttp, silentLogger, type Logger, type Runnable } from "@tessera/core";
 import type { BindAddress } from "./bind-address.js";
 import type { ServingCertificate } from "./serving-certificate.js";
 
@@ -87,7 +87,7 @@ export class EndpointServer implements Runnable {
       this.server = https;
       this.listener = options.answerPlainHttp ? createNetServer((socket) => this.peek(socket, https)) : https;
     } else {
-      this.server = createServer(answer);
+      this.server = nodeHttp.createServer(answer);
       this.listener = this.server;
     }
   }
