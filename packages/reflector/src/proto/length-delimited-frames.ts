@@ -6,20 +6,27 @@ const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 /** Bytes of a frame's length prefix. */
 const PREFIX = 4;
 
+/** The reused buffer of split frames grows up to this; a larger frame has a buffer of its own. */
+const MAX_KEPT_BYTES = 1024 * 1024;
+
 /**
  * Splits a protobuf watch stream into its frames as chunks arrive: each
  * frame is a 4-byte big-endian length, then that many bytes. `end` throws a
  * {@link ProtobufDecodeError} when the stream stopped inside a frame.
  *
  * A frame that lies whole in one chunk is handed out as a view of that
- * chunk; only a frame split across chunks is copied, once, into a buffer of
- * its own size (the API server flushes about one event per write, so many
- * frames straddle two chunks, and copying every chunk's rest into the next
- * would copy the stream).
+ * chunk; only a frame split across chunks is copied, once, into a buffer
+ * reused from one such frame to the next (the API server flushes about one
+ * event per write, so many frames straddle two chunks: copying every chunk's
+ * rest into the next copied the stream, and a buffer per frame cost an
+ * allocation outside the heap per Pod). So a frame is valid until `onFrame`
+ * returns: copy it to keep it.
  */
 export class LengthDelimitedFrames {
   /** The frame begun in an earlier chunk (its length known), or its length prefix while that is cut. */
   private partial: Buffer | undefined;
+  /** The reused buffer of frames split across chunks (up to {@link MAX_KEPT_BYTES}). */
+  private scratch: Buffer = Buffer.alloc(0);
   /** Bytes of `partial` filled so far. */
   private filled = 0;
   /** Whether `partial` holds the length prefix, not the frame. */
@@ -59,9 +66,18 @@ export class LengthDelimitedFrames {
       this.filled = chunk.copy(this.partial, 0, at);
       return;
     }
-    this.partial = Buffer.allocUnsafe(frameLength(chunk, at));
+    this.partial = this.frameBuffer(frameLength(chunk, at));
     this.inPrefix = false;
     this.filled = chunk.copy(this.partial, 0, at + PREFIX);
+  }
+
+  /** A buffer of `length` bytes for a split frame: a view of the scratch buffer, grown to hold it. */
+  private frameBuffer(length: number): Buffer {
+    if (length > MAX_KEPT_BYTES) return Buffer.allocUnsafe(length);
+    if (this.scratch.length < length) {
+      this.scratch = Buffer.allocUnsafe(Math.min(MAX_KEPT_BYTES, Math.max(length, 2 * this.scratch.length)));
+    }
+    return this.scratch.subarray(0, length);
   }
 
   /**
@@ -76,7 +92,7 @@ export class LengthDelimitedFrames {
       this.filled += taken;
       at = taken;
       if (this.filled < PREFIX) return at;
-      this.partial = Buffer.allocUnsafe(frameLength(prefix, 0));
+      this.partial = this.frameBuffer(frameLength(prefix, 0));
       this.inPrefix = false;
       this.filled = 0;
     }
