@@ -457,20 +457,26 @@ export class ShapeDecoder {
     r.pos = end;
     const buf = r.buf as SliceableBuffer;
     const length = end - start;
-    if (length > MAX_SHARED_STRING) return buf.utf8Slice(start, end);
-    let hash = 0x811c9dc5; // FNV-1a
-    for (let i = start; i < end; i++) {
-      const byte = buf[i] as number;
-      if (byte >= 0x80) return buf.utf8Slice(start, end); // not ASCII: rare, decoded each time
-      hash = Math.imul(hash ^ byte, 0x01000193);
+    if (length > MAX_SHARED_STRING || length === 0) return length === 0 ? "" : buf.utf8Slice(start, end);
+    // The slot from the length and a few bytes (the first two, the middle one, the last two: where
+    // names, addresses and counters differ); the comparison below checks every byte.
+    const last = end - 1;
+    let hash = Math.imul(length, 0x9e3779b1);
+    hash = Math.imul(hash ^ (buf[start] as number), 0x01000193);
+    hash = Math.imul(hash ^ (buf[last] as number), 0x01000193);
+    if (length > 2) {
+      hash = Math.imul(hash ^ (buf[start + 1] as number), 0x01000193);
+      hash = Math.imul(hash ^ (buf[last - 1] as number), 0x01000193);
+      hash = Math.imul(hash ^ (buf[start + (length >> 1)] as number), 0x01000193);
     }
-    const slot = hash & (SHARED_SLOTS - 1);
+    const slot = (hash ^ (hash >>> 15)) & (SHARED_SLOTS - 1);
     const seen = this.strings[slot];
     if (seen !== undefined && seen.length === length) {
       let i = 0;
       while (i < length && seen.charCodeAt(i) === buf[start + i]) i++;
-      if (i === length) return seen;
+      if (i === length) return seen; // every byte the same as an ASCII string's: the same string
     }
+    for (let i = start; i < end; i++) if ((buf[i] as number) >= 0x80) return buf.utf8Slice(start, end); // not ASCII: rare, decoded each time
     // ASCII: its Latin-1 reading is its UTF-8 one, and the cheaper.
     const text = buf.latin1Slice(start, end);
     this.strings[slot] = text;
