@@ -527,12 +527,8 @@ export class ShapeDecoder {
         r.pos = last;
         return text;
       }
-      case MESSAGE: {
-        const last = this.limit(r);
-        const out: Record<string, unknown> = {};
-        this.read(v.message!, r, last, out);
-        return out;
-      }
+      case MESSAGE:
+        return this.message(v.message!, r);
       case TIME:
       case MICROTIME:
         return this.time(v, r);
@@ -614,8 +610,16 @@ export class ShapeDecoder {
     }
   }
 
+  /** A message's value (its length, then its fields) as a new object. */
+  message(message: CompiledMessage, r: protobuf.Reader): Record<string, unknown> {
+    const last = this.limit(r);
+    const out: Record<string, unknown> = {};
+    (message.reader ??= this.generate(message))(r, last, out);
+    return out;
+  }
+
   /** A Time or MicroTime: RFC 3339 to the second or the microsecond; Go's zero time is null. */
-  private time(v: ValueReader, r: protobuf.Reader): string | null {
+  time(v: ValueReader, r: protobuf.Reader): string | null {
     const last = this.limit(r);
     let seconds: number | undefined;
     let nanos = 0;
@@ -737,7 +741,10 @@ function wireTypeOf(op: number): number {
   }
 }
 
-/** Generated code that reads one value of `op` (the plain scalars inline, the rest through the decoder). */
+/**
+ * Generated code that reads one value of `op`: the plain scalars inline, messages and times through
+ * their readers, the rest through the decoder's switch.
+ */
 function readExpression(op: number, reader: string): string {
   switch (op) {
     case STRING:
@@ -750,6 +757,11 @@ function readExpression(op: number, reader: string): string {
       return "r.uint32()";
     case BOOL:
       return "r.bool()";
+    case MESSAGE:
+      return `self.message(${reader}.message, r)`;
+    case TIME:
+    case MICROTIME:
+      return `self.time(${reader}, r)`;
     default:
       return `self.value(${reader}, r)`;
   }
