@@ -275,10 +275,11 @@ function get(url, options) {
 const impls = { tessera, "client-node": clientNode, limit };
 const run = impls[/** @type {keyof typeof impls} */ (impl)];
 if (!run) unsupported(`unknown BENCH_IMPL "${impl}"; one of ${Object.keys(impls).join(", ")}`);
-// BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the timed span only (open it in Chrome's DevTools).
-const profiler = env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
 const baselineRssMiB = rssMiB("VmRSS");
 const baselineHeapMiB = liveHeapMiB();
+// BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the timed span only (open it in Chrome's DevTools),
+// started after the baseline's full collections, which are not the sync's.
+const profiler = env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
 const cpu0 = cpuMs();
 const t0 = performance.now();
 const { objects } = await run();
@@ -286,12 +287,12 @@ const ms = performance.now() - t0;
 const cpu = cpuMs() - cpu0;
 // Counted in a scope of its own: a compact cache's list() decodes every object, which must not be
 // held while the live heap is measured.
+if (profiler) await profiler.stop(env.BENCH_CPU_PROFILE ?? "");
 const { count, resourceVersion } = (() => {
   const cached = objects();
   return { count: cached.length, resourceVersion: impl === "limit" ? "" : highestResourceVersion(cached) };
 })();
 synced = true;
-if (profiler) await profiler.stop(env.BENCH_CPU_PROFILE ?? "");
 emit({
   ev: "synced",
   objects: count,

@@ -106,11 +106,18 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorSt
 
   replace(list: readonly T[], _resourceVersion: string): void {
     this.ensureOpen();
-    const keys = new Set<string>();
+    const knownKeys = this.knownObjects?.listKeys() ?? [];
+    // With nothing queued and nothing known (a first sync) nothing can be missing from the list,
+    // so its keys are not collected.
+    const keys = this.items.size > 0 || knownKeys.length > 0 ? new Set<string>() : undefined;
     for (const obj of list) {
       const key = this.keyOf(obj);
-      keys.add(key);
+      keys?.add(key);
       this.queueActionForKey(key, this.replaceType, obj);
+    }
+    if (keys === undefined) {
+      this.markPopulated();
+      return;
     }
     // Queued objects missing from the new list: their last queued state is all we know.
     for (const [key, deltas] of this.items) {
@@ -119,14 +126,17 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorSt
       const last = newest instanceof DeletedFinalStateUnknown ? newest.obj : newest;
       this.queueActionForKey(key, "Deleted", new DeletedFinalStateUnknown(key, last));
     }
-    if (this.knownObjects) {
-      for (const key of this.knownObjects.listKeys()) {
-        if (keys.has(key) || this.items.has(key)) continue;
-        const known = this.knownObjects.getByKey(key);
-        if (known === undefined) continue;
-        this.queueActionForKey(key, "Deleted", new DeletedFinalStateUnknown(key, known));
-      }
+    for (const key of knownKeys) {
+      if (keys.has(key) || this.items.has(key)) continue;
+      const known = this.knownObjects?.getByKey(key);
+      if (known === undefined) continue;
+      this.queueActionForKey(key, "Deleted", new DeletedFinalStateUnknown(key, known));
     }
+    this.markPopulated();
+  }
+
+  /** After the first `replace`: what it queued is the initial population, which `hasSynced` waits for. */
+  private markPopulated(): void {
     if (!this.populated) {
       this.populated = true;
       this.initialPopulationCount = this.length;

@@ -3,6 +3,7 @@ import type { KubeObject, ObjectList, Status } from "@tessera/client";
 import { kindsJson, packageDependencies, packageModules } from "./kinds.generated.js";
 import * as metaPackage from "./packages/k8s.io.apimachinery.pkg.apis.meta.v1.generated.js";
 import * as runtimePackage from "./packages/k8s.io.apimachinery.pkg.runtime.generated.js";
+import { RepeatedStrings } from "./repeated-strings.js";
 import { NoJsonFormError, ShapeDecoder } from "./shape-decoder.js";
 import type { FieldShape, MessageShapes, PackageModule, TypeShape } from "./shapes.js";
 
@@ -22,6 +23,14 @@ export interface Envelope {
   readonly apiVersion: string;
   readonly kind: string;
   readonly raw: Uint8Array;
+}
+
+/** An envelope found in place: what the object is, and where its message's bytes are. */
+interface EnvelopeAt {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly from: number;
+  readonly to: number;
 }
 
 /** How {@link ProtobufCodec} shapes what it decodes. */
@@ -96,6 +105,12 @@ export class ProtobufCodec {
   private readonly loaded = new Set<string>();
   private readonly decoder: ShapeDecoder;
   private readonly decoderWithoutManagedFields: ShapeDecoder;
+  /** Watch event types, envelope apiVersions and kinds: decoded once each (see {@link RepeatedStrings}). */
+  private readonly eventTypes = new RepeatedStrings();
+  private readonly apiVersions = new RepeatedStrings();
+  private readonly kindNames = new RepeatedStrings();
+  /** The message of the last type decoded (a loaded message stays loaded): a stream's objects are of one. */
+  private lastMessage: { apiVersion: string; kind: string; message: string } | undefined;
   /** Tags of the envelope's and the watch event's fields. */
   private readonly tags: {
     typeMeta: number;
@@ -228,37 +243,9 @@ export class ProtobufCodec {
 
   /** Splits the envelope off `bytes` (magic, then `runtime.Unknown`). */
   unwrap(bytes: Uint8Array): Envelope {
-    if (
-      bytes.length < PROTOBUF_MAGIC.length ||
-      !PROTOBUF_MAGIC.equals(bytes.subarray(0, PROTOBUF_MAGIC.length))
-    ) {
-      throw new ProtobufDecodeError(
-        `not a Kubernetes protobuf object: it opens with ${Buffer.from(bytes.subarray(0, 4)).toString("hex") || "nothing"}, not 6b387300`,
-      );
-    }
-    const body = asBuffer(bytes).subarray(PROTOBUF_MAGIC.length);
-    let apiVersion = "";
-    let kind = "";
-    let raw: Uint8Array = new Uint8Array();
-    try {
-      const r = protobuf.Reader.create(body);
-      for (const [tag, start, end] of fields(r, r.len)) {
-        if (tag === this.tags.raw) raw = body.subarray(start, end);
-        else if (tag === this.tags.typeMeta) {
-          r.pos = start;
-          for (const [inner, from, to] of fields(r, end)) {
-            if (inner === this.tags.apiVersion) apiVersion = body.toString("utf8", from, to);
-            else if (inner === this.tags.kind) kind = body.toString("utf8", from, to);
-          }
-        }
-      }
-    } catch (err) {
-      throw new ProtobufDecodeError(
-        `k8s.io.apimachinery.pkg.runtime.Unknown could not be decoded: ${(err as Error).message}`,
-        { cause: err },
-      );
-    }
-    return { apiVersion, kind, raw };
+    const buf = asBuffer(bytes);
+    const at = this.envelopeAt(protobuf.Reader.create(buf), 0, buf.length);
+    return { apiVersion: at.apiVersion, kind: at.kind, raw: buf.subarray(at.from, at.to) };
   }
 
   /**
@@ -267,12 +254,30 @@ export class ProtobufCodec {
    * `metadata.managedFields` out, skipping its bytes undecoded.
    */
   decodeObject<T extends KubeObject>(bytes: Uint8Array, options: DecodeOptions = {}): T {
-    const envelope = this.unwrap(bytes);
+    const buf = asBuffer(bytes);
+    return this.decodeEnvelopedAt<T>(protobuf.Reader.create(buf), 0, buf.length, options);
+  }
+
+  /**
+   * The object enveloped in bytes `start` to `end` of `r`'s buffer, read
+   * with `r` itself: a watch frame's object is decoded in place, without a
+   * view of its bytes or a reader of its own.
+   */
+  private decodeEnvelopedAt<T extends KubeObject>(
+    r: protobuf.Reader,
+    start: number,
+    end: number,
+    options: DecodeOptions,
+  ): T {
+    const envelope = this.envelopeAt(r, start, end);
     const message = this.requireMessage(envelope);
     const decoder = options.omitManagedFields ? this.decoderWithoutManagedFields : this.decoder;
     const out: Record<string, unknown> = { apiVersion: envelope.apiVersion, kind: envelope.kind };
     try {
-      decoder.decodeInto(message, asBuffer(envelope.raw), out);
+      // The reader over the object's bytes alone, as a reader of a view of them would be.
+      r.pos = envelope.from;
+      r.len = envelope.to;
+      decoder.decodeInto(message, r, out);
     } catch (err) {
       // Bytes that decode can still hold values JSON has no form for: a time past year 275760,
       // managed fields whose raw bytes are not JSON. They are bad bytes too.
@@ -286,6 +291,51 @@ export class ProtobufCodec {
       });
     }
     return out as T;
+  }
+
+  /**
+   * The envelope in bytes `start` to `end` of `r`'s buffer (magic, then
+   * `runtime.Unknown`): its type and where its message's bytes are. The
+   * type's strings are the ones decoded before when the bytes are the same
+   * (every object of a stream has the same two).
+   */
+  private envelopeAt(r: protobuf.Reader, start: number, end: number): EnvelopeAt {
+    const buf = r.buf as Buffer;
+    const magic = PROTOBUF_MAGIC.length;
+    if (end - start < magic || PROTOBUF_MAGIC.compare(buf, start, start + magic) !== 0) {
+      throw new ProtobufDecodeError(
+        `not a Kubernetes protobuf object: it opens with ${buf.toString("hex", start, Math.min(end, start + magic)) || "nothing"}, not 6b387300`,
+      );
+    }
+    let apiVersion = "";
+    let kind = "";
+    let from = 0;
+    let to = 0;
+    try {
+      r.pos = start + magic;
+      r.len = end;
+      for (let tag = nextLengthDelimited(r, end); tag !== 0; tag = nextLengthDelimited(r, end)) {
+        const stop = fieldEnd(r, end);
+        if (tag === this.tags.raw) {
+          from = r.pos;
+          to = stop;
+        } else if (tag === this.tags.typeMeta) {
+          for (let inner = nextLengthDelimited(r, stop); inner !== 0; inner = nextLengthDelimited(r, stop)) {
+            const last = fieldEnd(r, stop);
+            if (inner === this.tags.apiVersion) apiVersion = this.apiVersions.at(buf, r.pos, last);
+            else if (inner === this.tags.kind) kind = this.kindNames.at(buf, r.pos, last);
+            r.pos = last;
+          }
+        }
+        r.pos = stop;
+      }
+    } catch (err) {
+      throw new ProtobufDecodeError(
+        `k8s.io.apimachinery.pkg.runtime.Unknown could not be decoded: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    return { apiVersion, kind, from, to };
   }
 
   /** A LIST response; its items carry no `apiVersion` or `kind`, as in JSON. */
@@ -303,20 +353,32 @@ export class ProtobufCodec {
   /**
    * One frame of a protobuf watch stream: a `WatchEvent` whose object is an
    * enveloped object. Resolves `{ type, object }` as a JSON watch line parses.
+   * The frame is read by one reader from its first byte to the object's
+   * last, with no view of its parts.
    */
   decodeWatchEvent(frame: Uint8Array, options: DecodeOptions = {}): { type: string; object: unknown } {
+    const buf = asBuffer(frame);
+    let r: protobuf.Reader;
     let type = "";
-    let raw: Uint8Array | undefined;
+    let from = 0;
+    let to = 0;
     try {
-      const buf = asBuffer(frame);
-      const r = protobuf.Reader.create(buf);
-      for (const [tag, start, end] of fields(r, r.len)) {
-        if (tag === this.tags.eventType) type = buf.toString("utf8", start, end);
+      r = protobuf.Reader.create(buf);
+      const end = r.len;
+      for (let tag = nextLengthDelimited(r, end); tag !== 0; tag = nextLengthDelimited(r, end)) {
+        const stop = fieldEnd(r, end);
+        if (tag === this.tags.eventType) type = this.eventTypes.at(buf, r.pos, stop);
         else if (tag === this.tags.eventObject) {
-          r.pos = start;
-          for (const [inner, from, to] of fields(r, end))
-            if (inner === this.tags.extensionRaw) raw = buf.subarray(from, to);
+          for (let inner = nextLengthDelimited(r, stop); inner !== 0; inner = nextLengthDelimited(r, stop)) {
+            const last = fieldEnd(r, stop);
+            if (inner === this.tags.extensionRaw) {
+              from = r.pos;
+              to = last;
+            }
+            r.pos = last;
+          }
         }
+        r.pos = stop;
       }
     } catch (err) {
       throw new ProtobufDecodeError(
@@ -324,13 +386,15 @@ export class ProtobufCodec {
         { cause: err },
       );
     }
-    if (!type || !raw || raw.length === 0) {
+    if (!type || to === from) {
       throw new ProtobufDecodeError(`a watch frame without ${type ? "an object" : "a type"}`);
     }
-    return { type, object: this.decodeObject(raw, options) };
+    return { type, object: this.decodeEnvelopedAt(r, from, to, options) };
   }
 
-  private requireMessage(envelope: Envelope): string {
+  private requireMessage(envelope: Pick<Envelope, "apiVersion" | "kind">): string {
+    const last = this.lastMessage;
+    if (last?.apiVersion === envelope.apiVersion && last.kind === envelope.kind) return last.message;
     const message = this.messageFor(envelope.apiVersion, envelope.kind);
     if (!message) {
       throw new ProtobufDecodeError(
@@ -342,6 +406,7 @@ export class ProtobufCodec {
         `the protobuf message of ${envelope.apiVersion} ${envelope.kind} is not loaded: await codec.load(${JSON.stringify(envelope.apiVersion)}, [${JSON.stringify(envelope.kind)}]) before decoding it`,
       );
     }
+    this.lastMessage = { apiVersion: envelope.apiVersion, kind: envelope.kind, message };
     return message;
   }
 }
@@ -352,26 +417,27 @@ function asBuffer(bytes: Uint8Array): Buffer {
 }
 
 /**
- * The fields of a small message up to `end`, as [tag, start, end] of each
- * length-delimited one (the envelope's, the watch event's); others are
- * skipped by wire type. Leaves the reader after each field's bytes.
+ * The tag of the next length-delimited field of a small message (the
+ * envelope's, the watch event's) before `end`, the reader at its length;
+ * fields of other wire types are skipped. 0 at `end`.
  */
-function* fields(r: protobuf.Reader, end: number): Generator<[number, number, number]> {
+function nextLengthDelimited(r: protobuf.Reader, end: number): number {
   while (r.pos < end) {
     const tag = r.uint32();
     if (tag >>> 3 === 0) throw new Error(`field number 0 at byte ${r.pos}`);
-    if ((tag & 7) !== 2) {
-      r.skipType(tag & 7);
-      continue;
-    }
-    const length = r.uint32();
-    const start = r.pos;
-    if (start + length > end) throw new Error(`a length of ${length} at byte ${start} runs past the end`);
-    r.pos = start + length;
-    yield [tag, start, r.pos];
-    r.pos = start + length;
+    if ((tag & 7) === 2) return tag;
+    r.skipType(tag & 7);
   }
   if (r.pos !== end) throw new Error(`a field runs past the end at byte ${r.pos}`);
+  return 0;
+}
+
+/** Reads a length-delimited field's length: the reader at its first byte, returns where it ends. */
+function fieldEnd(r: protobuf.Reader, end: number): number {
+  const length = r.uint32();
+  const start = r.pos;
+  if (start + length > end) throw new Error(`a length of ${length} at byte ${start} runs past the end`);
+  return start + length;
 }
 
 /** A package module's JSON, parsed (the part a codec keeps is picked from it). */

@@ -39,10 +39,10 @@ const RAW_JSON = 21;
 /** A Go named slice the .proto wraps in a message of one repeated field (ExtraValue, Verbs). */
 const SLICE = 22;
 
-/** Strings up to this many characters are shared (a uid, 36, is unique: left alone). */
+/** Strings up to this many bytes are shared (a uid, 36, is unique: left alone). */
 const MAX_SHARED_STRING = 32;
-/** At most this many shared strings are kept; names unique per object fill it, then it starts again. */
-const MAX_SHARED_STRINGS = 16_384;
+/** Slots of the table of shared strings (a power of two); a string takes the slot its bytes hash to. */
+const SHARED_SLOTS = 16_384;
 
 /** The protobuf scalar types (their wire types follow from the op, see wireTypeOf). */
 const SCALARS: Readonly<Record<string, number>> = {
@@ -156,9 +156,14 @@ export class ShapeDecoder {
    * objects of one kind repeat most of their values ("Running", "True", an
    * image, a mount path), and a string per occurrence made a protobuf-decoded
    * Pod retain half as much heap again as the same Pod from JSON.parse (which
-   * shares short strings itself). Cleared when full, as the times are.
+   * shares short strings itself). Found by a hash of their bytes, so that a
+   * string seen before is neither decoded nor hashed again as a string (both
+   * were a sixth of decoding a Pod); a new string takes its slot from the one
+   * there, as names unique per object do all the time.
    */
-  private readonly strings = new Map<string, string>();
+  private readonly strings: (string | undefined)[] = new Array<string | undefined>(SHARED_SLOTS).fill(
+    undefined,
+  );
 
   /**
    * @param options.omitManagedFields leave `metadata.managedFields` out:
@@ -171,12 +176,12 @@ export class ShapeDecoder {
   ) {}
 
   /**
-   * Decodes the message `name` from `bytes` into `out` (whose own keys come
-   * first). Throws WireError for broken bytes, NoJsonFormError for a value
-   * with no JSON form; protobufjs's Reader throws RangeError and Error.
+   * Decodes the message `name` from `reader`'s position to its `len` into
+   * `out` (whose own keys come first). Throws WireError for broken bytes,
+   * NoJsonFormError for a value with no JSON form; protobufjs's Reader
+   * throws RangeError and Error.
    */
-  decodeInto(name: string, bytes: Buffer, out: Record<string, unknown>): Record<string, unknown> {
-    const reader = protobuf.Reader.create(bytes);
+  decodeInto(name: string, reader: protobuf.Reader, out: Record<string, unknown>): Record<string, unknown> {
     this.read(this.compile(name), reader, reader.len, out);
     return out;
   }
@@ -445,14 +450,36 @@ export class ShapeDecoder {
     }
   }
 
-  /** A string field's value; short ones shared (see {@link ShapeDecoder.strings}). */
+  /** A string field's value; short ASCII ones shared (see {@link ShapeDecoder.strings}). */
   str(r: protobuf.Reader): string {
-    const text = r.string();
-    if (text.length > MAX_SHARED_STRING) return text;
-    const seen = this.strings.get(text);
-    if (seen !== undefined) return seen;
-    if (this.strings.size >= MAX_SHARED_STRINGS) this.strings.clear();
-    this.strings.set(text, text);
+    const end = this.limit(r);
+    const start = r.pos;
+    r.pos = end;
+    const buf = r.buf as SliceableBuffer;
+    const length = end - start;
+    if (length > MAX_SHARED_STRING || length === 0) return length === 0 ? "" : buf.utf8Slice(start, end);
+    // The slot from the length and a few bytes (the first two, the middle one, the last two: where
+    // names, addresses and counters differ); the comparison below checks every byte.
+    const last = end - 1;
+    let hash = Math.imul(length, 0x9e3779b1);
+    hash = Math.imul(hash ^ (buf[start] as number), 0x01000193);
+    hash = Math.imul(hash ^ (buf[last] as number), 0x01000193);
+    if (length > 2) {
+      hash = Math.imul(hash ^ (buf[start + 1] as number), 0x01000193);
+      hash = Math.imul(hash ^ (buf[last - 1] as number), 0x01000193);
+      hash = Math.imul(hash ^ (buf[start + (length >> 1)] as number), 0x01000193);
+    }
+    const slot = (hash ^ (hash >>> 15)) & (SHARED_SLOTS - 1);
+    const seen = this.strings[slot];
+    if (seen !== undefined && seen.length === length) {
+      let i = 0;
+      while (i < length && seen.charCodeAt(i) === buf[start + i]) i++;
+      if (i === length) return seen; // every byte the same as an ASCII string's: the same string
+    }
+    for (let i = start; i < end; i++) if ((buf[i] as number) >= 0x80) return buf.utf8Slice(start, end); // not ASCII: rare, decoded each time
+    // ASCII: its Latin-1 reading is its UTF-8 one, and the cheaper.
+    const text = buf.latin1Slice(start, end);
+    this.strings[slot] = text;
     return text;
   }
 
@@ -500,12 +527,8 @@ export class ShapeDecoder {
         r.pos = last;
         return text;
       }
-      case MESSAGE: {
-        const last = this.limit(r);
-        const out: Record<string, unknown> = {};
-        this.read(v.message!, r, last, out);
-        return out;
-      }
+      case MESSAGE:
+        return this.message(v.message!, r);
       case TIME:
       case MICROTIME:
         return this.time(v, r);
@@ -587,8 +610,16 @@ export class ShapeDecoder {
     }
   }
 
+  /** A message's value (its length, then its fields) as a new object. */
+  message(message: CompiledMessage, r: protobuf.Reader): Record<string, unknown> {
+    const last = this.limit(r);
+    const out: Record<string, unknown> = {};
+    (message.reader ??= this.generate(message))(r, last, out);
+    return out;
+  }
+
   /** A Time or MicroTime: RFC 3339 to the second or the microsecond; Go's zero time is null. */
-  private time(v: ValueReader, r: protobuf.Reader): string | null {
+  time(v: ValueReader, r: protobuf.Reader): string | null {
     const last = this.limit(r);
     let seconds: number | undefined;
     let nanos = 0;
@@ -665,6 +696,16 @@ export class ShapeDecoder {
 
 const OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
+/**
+ * Node's Buffer with the string readers `toString` dispatches to (present
+ * since Node 0.x, untyped in @types/node; protobufjs reads its strings with
+ * `utf8Slice` too): called directly, they skip `toString`'s checks.
+ */
+type SliceableBuffer = Buffer & {
+  utf8Slice(start: number, end: number): string;
+  latin1Slice(start: number, end: number): string;
+};
+
 /** The protobuf type a Go scalar has when the shapes name a field the .proto does not carry. */
 const GO_SCALAR: Readonly<Record<string, string>> = {
   string: "string",
@@ -700,7 +741,10 @@ function wireTypeOf(op: number): number {
   }
 }
 
-/** Generated code that reads one value of `op` (the plain scalars inline, the rest through the decoder). */
+/**
+ * Generated code that reads one value of `op`: the plain scalars inline, messages and times through
+ * their readers, the rest through the decoder's switch.
+ */
 function readExpression(op: number, reader: string): string {
   switch (op) {
     case STRING:
@@ -713,6 +757,11 @@ function readExpression(op: number, reader: string): string {
       return "r.uint32()";
     case BOOL:
       return "r.bool()";
+    case MESSAGE:
+      return `self.message(${reader}.message, r)`;
+    case TIME:
+    case MICROTIME:
+      return `self.time(${reader}, r)`;
     default:
       return `self.value(${reader}, r)`;
   }
