@@ -17,6 +17,13 @@
 // BENCH_CPU_PROF=dir writes a V8 CPU profile of each Node replica into dir
 // (NODE_OPTIONS=--cpu-prof in the replicas' environment; the peers ignore it),
 // sampled every 250 µs, written when the replica exits.
+// SCENARIOS=race runs two contenders at once on the same creates instead (RACE="a;b", default
+// "tessera;kube-rs"; both must be among ONLY's): per round and the median of rounds, each one's lag
+// against the same create responses, when each event reached each client (Tessera's replica: the
+// socket read, BENCH_ARRIVAL=1; kube-rs: its watcher's event), and whether each one's worst 1% waited
+// on the server (both clients got those events late) or in its client (only it did). E.g.
+//   OBJECTS=10000 ROUNDS=6 SCENARIOS=race ONLY="tessera;kube-rs" bash scripts/with-node.sh node bench/runtime/throughput.js
+// SCENARIOS=1,race runs both kinds.
 import { spawn } from "node:child_process";
 import { Agent, request } from "node:https";
 import { createInterface } from "node:readline";
