@@ -10,6 +10,9 @@
 //                                          one replica, every-replica mode only)
 //   {"ev":"r",...,"w":<µs>}               with BENCH_ARRIVAL=1, also when the watch stream's bytes
 //                                          holding its first event were read from the socket ("w")
+//   {"ev":"late","t":<µs>,"ms":<ms>,"cpu":<ms>}  with BENCH_ARRIVAL=1, the event loop's stalls of 50 ms
+//                                          or more (a 10 ms timer that fired "ms" late at "t"), and
+//                                          the process's CPU in that time
 //   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
 // BENCH_COMPACT=1 caches the ConfigMaps compact (as JSON text, decoded on
 // read); BENCH_READ=1 makes each reconcile read its object from the cache
@@ -72,6 +75,24 @@ if (process.env.BENCH_ARRIVAL === "1") {
   });
 }
 const seen = new Set();
+// With BENCH_ARRIVAL=1, also when the event loop could not read the socket: a 10 ms timer that fires
+// 50 ms or more late says so, with the CPU the process used meanwhile (about the gap when it was busy,
+// about none when it was descheduled or blocked in the kernel).
+if (process.env.BENCH_ARRIVAL === "1") {
+  let last = now();
+  let lastCpu = process.cpuUsage();
+  setInterval(() => {
+    const t = now();
+    const cpu = process.cpuUsage();
+    const late = (t - last) / 1000 - 10;
+    if (late >= 50) {
+      const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+      emit({ ev: "late", t, ms: Number(late.toFixed(1)), cpu: Number(cpuMs.toFixed(1)) });
+    }
+    last = t;
+    lastCpu = cpu;
+  }, 10).unref();
+}
 
 await runMain(async (signal) => {
   const metrics =

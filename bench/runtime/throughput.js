@@ -127,6 +127,8 @@ function startReplica(command, env) {
     informed: new Map(),
     /** When each object's first event reached the client (see the race). */
     arrived: new Map(),
+    /** @type {{ to: number, ms: number, cpuMs: number }[]} the event loop's stalls, where the replica reports them */
+    loopStalls: [],
     total: 0,
     exitCode: undefined,
     exited: undefined,
@@ -144,6 +146,7 @@ function startReplica(command, env) {
       if (line.i !== undefined) replica.informed.set(line.n, line.i);
       if (line.w !== undefined) replica.arrived.set(line.n, line.w);
     } else if (line.ev === "count") replica.total = line.total;
+    else if (line.ev === "late") replica.loopStalls.push({ to: line.t, ms: line.ms, cpuMs: line.cpu });
   });
   replica.exited = new Promise((resolve) =>
     child.on("exit", (code) => {
@@ -386,6 +389,15 @@ async function race(order) {
       if (length > gap.length) gap = { from: Math.max(times[i - 1], t0), length };
     }
     const inGap = (t) => t > gap.from && t < gap.from + gap.length;
+    // The event loop's stalls in the creates' window (Tessera's replica reports them), and how many of
+    // the worst 1% waited for their arrival across one.
+    const stalls = r.loopStalls.filter((s) => s.to > t0 && s.to - s.ms * 1000 < writesDone);
+    const longestStall = stalls.reduce((a, b) => (b.ms > a.ms ? b : a), { to: t0, ms: 0, cpuMs: 0 });
+    const worstInStall = worst.filter((n) => {
+      const from = written.get(n);
+      const to = r.arrived.get(n) ?? r.first.get(n);
+      return stalls.some((s) => s.to - (s.ms + 10) * 1000 < to && s.to > from);
+    }).length;
     byContender[r.contender] = {
       lagP50: ms(quantile(lags, 0.5)),
       lagP99: ms(quantile(lags, 0.99)),
@@ -398,6 +410,15 @@ async function race(order) {
         otherArrival: ms(worstOtherArrival),
         otherLag: ms(worstOtherLag),
       },
+      loopStalls: r.contender.startsWith("tessera")
+        ? {
+            count: stalls.length,
+            longestMs: longestStall.ms,
+            longestCpuMs: longestStall.cpuMs,
+            atMs: ms(longestStall.to - longestStall.ms * 1000 - t0),
+            worstInStall,
+          }
+        : undefined,
       longestGap: {
         fromMs: ms(gap.from - t0),
         ms: ms(gap.length),
@@ -414,12 +435,19 @@ async function race(order) {
   };
 }
 
-/** Where a contender's worst 1% waited: "server" when the other client received them as late, "client" when only this one did. */
+/**
+ * Where a contender's worst 1% waited: on the server when the other client received those events as
+ * late; in this client's event loop when it stalled across most of their waits (Tessera's replica
+ * reports its stalls); else on this connection alone (server to socket, or a client that cannot say).
+ */
 function placeStall(c) {
   const { ownArrival, otherArrival } = c.worst1pct;
   if (!(ownArrival >= 0) || !(otherArrival >= 0)) return "unplaced (no arrival times)";
-  if (ownArrival < 50) return "not before arrival";
-  return otherArrival >= ownArrival / 2 ? "server (both late)" : "client (only this one late)";
+  if (ownArrival < 50) return "after arrival";
+  if (otherArrival >= ownArrival / 2) return "server (both late)";
+  if (c.loopStalls && c.loopStalls.worstInStall * 2 >= Math.ceil(OBJECTS / 100))
+    return "this client's event loop";
+  return "this connection only";
 }
 
 function printRaceRound(round, result) {
@@ -432,7 +460,7 @@ function printRaceRound(round, result) {
   );
   for (const [name, c] of Object.entries(result.contenders))
     console.log(
-      `  ${name}: lag p50 ${c.lagP50} p99 ${c.lagP99} max ${c.lagMax} ms; arrival p50 ${c.arrivalP50} p99 ${c.arrivalP99} ms (${c.arrivedOf} timed); worst 1%: own arrival ${c.worst1pct.ownArrival}, other's arrival ${c.worst1pct.otherArrival}, other's lag ${c.worst1pct.otherLag} ms -> ${placeStall(c)}; longest gap ${c.longestGap.ms} ms at +${c.longestGap.fromMs} ms (${c.longestGap.createsAnswered} creates answered, other received ${c.longestGap.otherReceived})`,
+      `  ${name}: lag p50 ${c.lagP50} p99 ${c.lagP99} max ${c.lagMax} ms; arrival p50 ${c.arrivalP50} p99 ${c.arrivalP99} ms (${c.arrivedOf} timed); worst 1%: own arrival ${c.worst1pct.ownArrival}, other's arrival ${c.worst1pct.otherArrival}, other's lag ${c.worst1pct.otherLag} ms -> ${placeStall(c)}; longest gap ${c.longestGap.ms} ms at +${c.longestGap.fromMs} ms (${c.longestGap.createsAnswered} creates answered, other received ${c.longestGap.otherReceived})${c.loopStalls ? `; event loop stalls >= 50 ms: ${c.loopStalls.count}, longest ${c.loopStalls.longestMs} ms at +${c.loopStalls.atMs} ms (${c.loopStalls.longestCpuMs} ms CPU), worst 1% across one: ${c.loopStalls.worstInStall}` : ""}`,
     );
 }
 
