@@ -442,7 +442,7 @@ async function race(order) {
  */
 function placeStall(c) {
   const { ownArrival, otherArrival } = c.worst1pct;
-  if (!(ownArrival >= 0) || !(otherArrival >= 0)) return "unplaced (no arrival times)";
+  if (!Number.isFinite(ownArrival) || !Number.isFinite(otherArrival)) return "unplaced (no arrival times)";
   if (ownArrival < 50) return "after arrival";
   if (otherArrival >= ownArrival / 2) return "server (both late)";
   if (c.loopStalls && c.loopStalls.worstInStall * 2 >= Math.ceil(OBJECTS / 100))
