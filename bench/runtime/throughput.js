@@ -21,7 +21,8 @@
 // "tessera;kube-rs"; both must be among ONLY's): per round and the median of rounds, each one's lag
 // against the same create responses, when each event reached each client (Tessera's replica: the
 // socket read, BENCH_ARRIVAL=1; kube-rs: its watcher's event), and whether each one's worst 1% waited
-// on the server (both clients got those events late) or in its client (only it did). E.g.
+// on the server (both clients got those events late), in its event loop (Tessera's replica reports
+// its stalls) or on its connection alone (only it got them late). E.g.
 //   OBJECTS=10000 ROUNDS=6 SCENARIOS=race ONLY="tessera;kube-rs" bash scripts/with-node.sh node bench/runtime/throughput.js
 // SCENARIOS=1,race runs both kinds.
 import { spawn } from "node:child_process";
