@@ -13,6 +13,7 @@
 //   {"ev":"late","t":<µs>,"ms":<ms>,"cpu":<ms>}  with BENCH_ARRIVAL=1, the event loop's stalls of 50 ms
 //                                          or more (a 10 ms timer that fired "ms" late at "t"), and
 //                                          the process's CPU in that time
+//   {"ev":"gc","t":<µs>,"ms":<ms>}        with BENCH_ARRIVAL=1, V8's GC pauses of 20 ms or more (from "t")
 //   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
 // BENCH_COMPACT=1 caches the ConfigMaps compact (as JSON text, decoded on
 // read); BENCH_READ=1 makes each reconcile read its object from the cache
@@ -24,6 +25,7 @@
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
 import { subscribe } from "node:diagnostics_channel";
+import { performance, PerformanceObserver } from "node:perf_hooks";
 import { ConfigMaps, Manager, runMain, Tokens } from "@tessera/runtime";
 
 const emit = (line) => process.stdout.write(JSON.stringify(line) + "\n");
@@ -92,6 +94,13 @@ if (process.env.BENCH_ARRIVAL === "1") {
     last = t;
     lastCpu = cpu;
   }, 10).unref();
+  // And V8's GC pauses of 20 ms or more, to tell a stall that is GC from one that is JavaScript.
+  new PerformanceObserver((list) => {
+    const at = now() - performance.now() * 1000;
+    for (const entry of list.getEntries())
+      if (entry.duration >= 20)
+        emit({ ev: "gc", t: Math.round(at + entry.startTime * 1000), ms: Number(entry.duration.toFixed(1)) });
+  }).observe({ entryTypes: ["gc"] });
 }
 
 await runMain(async (signal) => {

@@ -130,6 +130,8 @@ function startReplica(command, env) {
     arrived: new Map(),
     /** @type {{ to: number, ms: number, cpuMs: number }[]} the event loop's stalls, where the replica reports them */
     loopStalls: [],
+    /** @type {{ from: number, ms: number }[]} V8's GC pauses of 20 ms or more, where the replica reports them */
+    gcPauses: [],
     total: 0,
     exitCode: undefined,
     exited: undefined,
@@ -148,6 +150,7 @@ function startReplica(command, env) {
       if (line.w !== undefined) replica.arrived.set(line.n, line.w);
     } else if (line.ev === "count") replica.total = line.total;
     else if (line.ev === "late") replica.loopStalls.push({ to: line.t, ms: line.ms, cpuMs: line.cpu });
+    else if (line.ev === "gc") replica.gcPauses.push({ from: line.t, ms: line.ms });
   });
   replica.exited = new Promise((resolve) =>
     child.on("exit", (code) => {
@@ -394,6 +397,11 @@ async function race(order) {
     // the worst 1% waited for their arrival across one.
     const stalls = r.loopStalls.filter((s) => s.to > t0 && s.to - s.ms * 1000 < writesDone);
     const longestStall = stalls.reduce((a, b) => (b.ms > a.ms ? b : a), { to: t0, ms: 0, cpuMs: 0 });
+    const stallFrom = longestStall.to - (longestStall.ms + 10) * 1000;
+    const gcInLongestStall = r.gcPauses
+      .map((g) => Math.min(longestStall.to, g.from + g.ms * 1000) - Math.max(stallFrom, g.from))
+      .filter((overlap) => overlap > 0)
+      .reduce((sum, overlap) => sum + overlap, 0);
     const worstInStall = worst.filter((n) => {
       const from = written.get(n);
       const to = r.arrived.get(n) ?? r.first.get(n);
@@ -416,6 +424,7 @@ async function race(order) {
             count: stalls.length,
             longestMs: longestStall.ms,
             longestCpuMs: longestStall.cpuMs,
+            longestGcMs: ms(gcInLongestStall),
             atMs: ms(longestStall.to - longestStall.ms * 1000 - t0),
             worstInStall,
           }
@@ -461,7 +470,7 @@ function printRaceRound(round, result) {
   );
   for (const [name, c] of Object.entries(result.contenders))
     console.log(
-      `  ${name}: lag p50 ${c.lagP50} p99 ${c.lagP99} max ${c.lagMax} ms; arrival p50 ${c.arrivalP50} p99 ${c.arrivalP99} ms (${c.arrivedOf} timed); worst 1%: own arrival ${c.worst1pct.ownArrival}, other's arrival ${c.worst1pct.otherArrival}, other's lag ${c.worst1pct.otherLag} ms -> ${placeStall(c)}; longest gap ${c.longestGap.ms} ms at +${c.longestGap.fromMs} ms (${c.longestGap.createsAnswered} creates answered, other received ${c.longestGap.otherReceived})${c.loopStalls ? `; event loop stalls >= 50 ms: ${c.loopStalls.count}, longest ${c.loopStalls.longestMs} ms at +${c.loopStalls.atMs} ms (${c.loopStalls.longestCpuMs} ms CPU), worst 1% across one: ${c.loopStalls.worstInStall}` : ""}`,
+      `  ${name}: lag p50 ${c.lagP50} p99 ${c.lagP99} max ${c.lagMax} ms; arrival p50 ${c.arrivalP50} p99 ${c.arrivalP99} ms (${c.arrivedOf} timed); worst 1%: own arrival ${c.worst1pct.ownArrival}, other's arrival ${c.worst1pct.otherArrival}, other's lag ${c.worst1pct.otherLag} ms -> ${placeStall(c)}; longest gap ${c.longestGap.ms} ms at +${c.longestGap.fromMs} ms (${c.longestGap.createsAnswered} creates answered, other received ${c.longestGap.otherReceived})${c.loopStalls ? `; event loop stalls >= 50 ms: ${c.loopStalls.count}, longest ${c.loopStalls.longestMs} ms at +${c.loopStalls.atMs} ms (${c.loopStalls.longestCpuMs} ms CPU, ${c.loopStalls.longestGcMs} ms GC), worst 1% across one: ${c.loopStalls.worstInStall}` : ""}`,
     );
 }
 
