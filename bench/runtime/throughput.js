@@ -373,6 +373,11 @@ async function race(order) {
       .filter((n) => r.arrived.has(n))
       .map((n) => r.arrived.get(n) - written.get(n))
       .sort((a, b) => a - b);
+    // How much later than the other client this one got each event (negative: sooner).
+    const behind = names
+      .filter((n) => r.arrived.has(n) && other?.arrived.has(n))
+      .map((n) => r.arrived.get(n) - other.arrived.get(n))
+      .sort((a, b) => a - b);
     // The objects of this contender's worst 1% of lag: where was each when it was late?
     const worst = [...names].sort((a, b) => lagOf(b) - lagOf(a)).slice(0, Math.ceil(names.length / 100));
     const median = (values) =>
@@ -414,6 +419,13 @@ async function race(order) {
       arrivedOf: arrivals.length,
       arrivalP50: arrivals.length ? ms(quantile(arrivals, 0.5)) : undefined,
       arrivalP99: arrivals.length ? ms(quantile(arrivals, 0.99)) : undefined,
+      behindOther: behind.length
+        ? {
+            p50: ms(quantile(behind, 0.5)),
+            p99: ms(quantile(behind, 0.99)),
+            max: ms(behind[behind.length - 1]),
+          }
+        : undefined,
       worst1pct: {
         ownArrival: ms(worstOwnArrival),
         otherArrival: ms(worstOtherArrival),
@@ -470,7 +482,7 @@ function printRaceRound(round, result) {
   );
   for (const [name, c] of Object.entries(result.contenders))
     console.log(
-      `  ${name}: lag p50 ${c.lagP50} p99 ${c.lagP99} max ${c.lagMax} ms; arrival p50 ${c.arrivalP50} p99 ${c.arrivalP99} ms (${c.arrivedOf} timed); worst 1%: own arrival ${c.worst1pct.ownArrival}, other's arrival ${c.worst1pct.otherArrival}, other's lag ${c.worst1pct.otherLag} ms -> ${placeStall(c)}; longest gap ${c.longestGap.ms} ms at +${c.longestGap.fromMs} ms (${c.longestGap.createsAnswered} creates answered, other received ${c.longestGap.otherReceived})${c.loopStalls ? `; event loop stalls >= 50 ms: ${c.loopStalls.count}, longest ${c.loopStalls.longestMs} ms at +${c.loopStalls.atMs} ms (${c.loopStalls.longestCpuMs} ms CPU, ${c.loopStalls.longestGcMs} ms GC), worst 1% across one: ${c.loopStalls.worstInStall}` : ""}`,
+      `  ${name}: lag p50 ${c.lagP50} p99 ${c.lagP99} max ${c.lagMax} ms; arrival p50 ${c.arrivalP50} p99 ${c.arrivalP99} ms (${c.arrivedOf} timed); after the other client's arrival: p50 ${c.behindOther?.p50} p99 ${c.behindOther?.p99} max ${c.behindOther?.max} ms; worst 1%: own arrival ${c.worst1pct.ownArrival}, other's arrival ${c.worst1pct.otherArrival}, other's lag ${c.worst1pct.otherLag} ms -> ${placeStall(c)}; longest gap ${c.longestGap.ms} ms at +${c.longestGap.fromMs} ms (${c.longestGap.createsAnswered} creates answered, other received ${c.longestGap.otherReceived})${c.loopStalls ? `; event loop stalls >= 50 ms: ${c.loopStalls.count}, longest ${c.loopStalls.longestMs} ms at +${c.loopStalls.atMs} ms (${c.loopStalls.longestCpuMs} ms CPU, ${c.loopStalls.longestGcMs} ms GC), worst 1% across one: ${c.loopStalls.worstInStall}` : ""}`,
     );
 }
 
