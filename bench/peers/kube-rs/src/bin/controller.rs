@@ -97,21 +97,22 @@ async fn main() {
     // watcher and the reflector that notes when each object of the namespace first arrived.
     let (reader, writer) = reflector::store();
     let tap = ctx.clone();
-    let events = watcher(Api::<ConfigMap>::all(client), watcher::Config::default()).map_ok(move |event| {
-        if let watcher::Event::Apply(cm) | watcher::Event::InitApply(cm) = &event {
-            if cm.namespace().as_deref() == Some(tap.namespace.as_str()) {
-                let seen = tap.seen.lock().unwrap().contains(&cm.name_any());
-                if !seen {
-                    tap.arrived
-                        .lock()
-                        .unwrap()
-                        .entry(cm.name_any())
-                        .or_insert_with(monotonic_micros);
+    let events =
+        watcher(Api::<ConfigMap>::all(client), watcher::Config::default()).map_ok(move |event| {
+            if let watcher::Event::Apply(cm) | watcher::Event::InitApply(cm) = &event {
+                if cm.namespace().as_deref() == Some(tap.namespace.as_str()) {
+                    let seen = tap.seen.lock().unwrap().contains(&cm.name_any());
+                    if !seen {
+                        tap.arrived
+                            .lock()
+                            .unwrap()
+                            .entry(cm.name_any())
+                            .or_insert_with(monotonic_micros);
+                    }
                 }
             }
-        }
-        event
-    });
+            event
+        });
     let controller = Controller::for_stream(reflector(writer, events).applied_objects(), reader)
         .with_config(controller::Config::default().concurrency(16))
         .shutdown_on_signal();
