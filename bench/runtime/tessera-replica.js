@@ -8,6 +8,12 @@
 //                                          and when its first event reached the
 //                                          informer's handlers ("i", optional;
 //                                          one replica, every-replica mode only)
+//   {"ev":"r",...,"w":<µs>}               with BENCH_ARRIVAL=1, also when the watch stream's bytes
+//                                          holding its first event were read from the socket ("w")
+//   {"ev":"late","t":<µs>,"ms":<ms>,"cpu":<ms>}  with BENCH_ARRIVAL=1, the event loop's stalls of 50 ms
+//                                          or more (a 10 ms timer that fired "ms" late at "t"), and
+//                                          the process's CPU in that time
+//   {"ev":"gc","t":<µs>,"ms":<ms>}        with BENCH_ARRIVAL=1, V8's GC pauses of 20 ms or more (from "t")
 //   {"ev":"count","total":<n>}            reconciles so far, every 500 ms
 // BENCH_COMPACT=1 caches the ConfigMaps compact (as JSON text, decoded on
 // read); BENCH_READ=1 makes each reconcile read its object from the cache
@@ -18,6 +24,8 @@
 // BENCH_WIRE=json watches in JSON instead of protobuf (the manager's `wire`).
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
+import { subscribe } from "node:diagnostics_channel";
+import { performance, PerformanceObserver } from "node:perf_hooks";
 import { ConfigMaps, Manager, runMain, Tokens } from "@tessera/runtime";
 
 const emit = (line) => process.stdout.write(JSON.stringify(line) + "\n");
@@ -33,6 +41,66 @@ if (process.env.BENCH_AJV === "1") {
   const { Ajv } = createRequire(import.meta.resolve("@tessera/runtime"))("ajv");
   const { managerConfigSchema } = await import("@tessera/runtime/config");
   new Ajv({ allErrors: true, strict: false, verbose: true }).compile(managerConfigSchema)({});
+}
+
+/**
+ * With BENCH_ARRIVAL=1: when the bytes of each object's first watch event were read from the socket,
+ * by name, once the cache has synced (`armed`). Nothing in the library is touched: node's
+ * `http.client.response.finish` channel hands over each response, and for a ConfigMap watch a listener
+ * is put first on its socket's "data" (before the HTTP parser's, so the time is taken before any
+ * parsing or decoding), which finds the bench's names (`cm-<n>`, as bytes in protobuf and JSON alike)
+ * in each chunk. A name cut by the chunk's end is left for the next chunk, which holds the rest of
+ * its event.
+ */
+const arrival = { armed: false, /** @type {Map<string, number>} */ at: new Map() };
+if (process.env.BENCH_ARRIVAL === "1") {
+  subscribe("http.client.response.finish", (message) => {
+    const { request, response } =
+      /** @type {{ request: import("node:http").ClientRequest, response: import("node:http").IncomingMessage }} */ (
+        message
+      );
+    if (!/\/configmaps\?.*\bwatch=/.test(request.path)) return;
+    const socket = response.socket;
+    if (!socket) return;
+    /** @param {Buffer} chunk */
+    const onData = (chunk) => {
+      if (!arrival.armed) return;
+      const t = now();
+      const text = chunk.toString("latin1");
+      for (const match of text.matchAll(/cm-\d+/g)) {
+        if (match.index + match[0].length === text.length) break;
+        if (!arrival.at.has(match[0]) && !seen.has(match[0])) arrival.at.set(match[0], t);
+      }
+    };
+    socket.prependListener("data", onData);
+    response.once("close", () => socket.removeListener("data", onData));
+  });
+}
+const seen = new Set();
+// With BENCH_ARRIVAL=1, also when the event loop could not read the socket: a 10 ms timer that fires
+// 50 ms or more late says so, with the CPU the process used meanwhile (about the gap when it was busy,
+// about none when it was descheduled or blocked in the kernel).
+if (process.env.BENCH_ARRIVAL === "1") {
+  let last = now();
+  let lastCpu = process.cpuUsage();
+  setInterval(() => {
+    const t = now();
+    const cpu = process.cpuUsage();
+    const late = (t - last) / 1000 - 10;
+    if (late >= 50) {
+      const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+      emit({ ev: "late", t, ms: Number(late.toFixed(1)), cpu: Number(cpuMs.toFixed(1)) });
+    }
+    last = t;
+    lastCpu = cpu;
+  }, 10).unref();
+  // And V8's GC pauses of 20 ms or more, to tell a stall that is GC from one that is JavaScript.
+  new PerformanceObserver((list) => {
+    const at = now() - performance.now() * 1000;
+    for (const entry of list.getEntries())
+      if (entry.duration >= 20)
+        emit({ ev: "gc", t: Math.round(at + entry.startTime * 1000), ms: Number(entry.duration.toFixed(1)) });
+  }).observe({ entryTypes: ["gc"] });
 }
 
 await runMain(async (signal) => {
@@ -58,7 +126,6 @@ await runMain(async (signal) => {
     },
   });
   const client = manager.get(Tokens.Client);
-  const seen = new Set();
   // When each object's first event reached the informer's handlers: what splits the lag into the
   // time before the informer (API server, socket, decoding, DeltaFIFO) and after (queue, reconcile).
   /** @type {Map<string, number>} */
@@ -95,11 +162,22 @@ await runMain(async (signal) => {
       const t = now();
       const i = informed.get(request.name);
       informed.delete(request.name);
-      emit(i === undefined ? { ev: "r", n: request.name, t } : { ev: "r", n: request.name, t, i });
+      const w = arrival.at.get(request.name);
+      arrival.at.delete(request.name);
+      emit({
+        ev: "r",
+        n: request.name,
+        t,
+        ...(i === undefined ? {} : { i }),
+        ...(w === undefined ? {} : { w }),
+      });
     });
   const ticker = setInterval(() => emit({ ev: "count", total }), 500);
   const running = manager.run(signal);
-  if (await manager.waitForSync(signal)) emit({ ev: "ready" });
+  if (await manager.waitForSync(signal)) {
+    arrival.armed = true;
+    emit({ ev: "ready" });
+  }
   try {
     await running;
   } finally {

@@ -98,6 +98,17 @@ export interface WorkerPoolOutcome<T> {
 type Outcome = { ok: true; result: WorkResult | void } | { ok: false; error: unknown };
 
 /**
+ * Items started back to back at most before the pump lets the event loop
+ * turn. A handler that finishes without I/O (a reconcile that finds nothing
+ * to do) frees its slot in a microtask, and so does the next: without a
+ * yield, a backlog (the initial list of a large cache) runs to its end
+ * before any socket is read or timer fires, so watch events (and the live
+ * items they would queue ahead of the backlog), Lease renewals and probes
+ * wait for all of it.
+ */
+const STARTS_BEFORE_YIELD = 64;
+
+/**
  * Runs a handler over the items of a {@link WorkQueue}, `concurrency` at a
  * time. It takes an item from the queue only when a slot is free, so items
  * it has not started stay in the queue (deduplicated, and visible in its
@@ -260,11 +271,18 @@ export class WorkerPool<T extends NonNullable<unknown>> implements Runnable<Work
   }
 
   private async pump(): Promise<void> {
+    let started = 0;
     while (this.state === "running") {
       if (this.busySlots >= this.concurrency) {
         await this.slotFreed();
         continue;
       }
+      if (started >= STARTS_BEFORE_YIELD) {
+        started = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        continue;
+      }
+      started++;
       // Take a ready item at once; wait only when none is ready.
       const item = this.queue.tryGet() ?? (await this.queue.get());
       if (item === undefined) break;

@@ -149,6 +149,31 @@ describe("WorkerPool", () => {
     assert.equal(queue.stats().processing, 0);
   });
 
+  it("lets the event loop turn during a backlog of handlers that finish without I/O", async () => {
+    // Such handlers free their slots in microtasks; a socket read or a timer must not wait for the whole backlog.
+    const items = 1_000;
+    for (let i = 0; i < items; i++) queue.add(`k${i}`);
+    let finished = 0;
+    const pool = new WorkerPool<string>({
+      queue,
+      clock,
+      concurrency: 16,
+      handler: async () => {
+        await Promise.resolve();
+        finished++;
+      },
+    });
+    let finishedAtFirstTurn: number | undefined;
+    setImmediate(() => (finishedAtFirstTurn = finished));
+    start(pool);
+    while (finished < items) await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.ok(finishedAtFirstTurn !== undefined, "the event loop turned");
+    assert.ok(
+      finishedAtFirstTurn < items / 2,
+      `the event loop turned only after ${finishedAtFirstTurn} of ${items} items`,
+    );
+  });
+
   it("never processes one item twice at once; an add during processing runs it again afterwards", async () => {
     const pool = newPool({ concurrency: 4 });
     start(pool);

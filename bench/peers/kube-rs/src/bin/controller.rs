@@ -5,8 +5,11 @@
 //!
 //! ```text
 //! {"ev":"ready"}                   once the controller's store is ready (`Store::wait_until_ready`)
-//! {"ev":"r","n":<name>,"t":<µs>}   the first reconcile of each ConfigMap in $BENCH_NAMESPACE
-//!                                  (µs of CLOCK_MONOTONIC, comparable across processes)
+//! {"ev":"r","n":<name>,"t":<µs>,"w":<µs>}
+//!                                  the first reconcile of each ConfigMap in $BENCH_NAMESPACE
+//!                                  (µs of CLOCK_MONOTONIC, comparable across processes), and
+//!                                  when its first event came out of the watcher ("w": decoded,
+//!                                  before the store; the nearest to the socket kube-runtime shows)
 //! {"ev":"count","total":<n>}       reconciles so far, every 500 ms
 //! ```
 //!
@@ -14,9 +17,14 @@
 //! as controller-runtime's MaxConcurrentReconciles in bench/runtime/go.
 //! Only BENCH_MODE "every-replica": kube-rs has no sharding. SIGTERM shuts
 //! the controller down gracefully and exits 0.
+//!
+//! The controller is built as `Controller::new` builds it (a reflector over a
+//! watcher, its applied objects as the trigger: kube-runtime 5.0.0's
+//! `Controller::new_with`), through `Controller::for_stream`, so that each
+//! watcher event can be timed on its way to the reflector.
 
 use std::{
-    collections::HashSet,
+    collections::{HashMap, HashSet},
     convert::Infallible,
     sync::{
         Arc, Mutex,
@@ -25,11 +33,11 @@ use std::{
     time::Duration,
 };
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, Client, ResourceExt,
-    runtime::{Controller, controller, controller::Action, watcher},
+    runtime::{Controller, WatchStreamExt, controller, controller::Action, reflector, watcher},
 };
 use serde_json::json;
 use tessera_bench_kube_rs::{banner, emit, init_tracing, monotonic_micros, unsupported};
@@ -38,6 +46,8 @@ struct Context {
     namespace: String,
     total: AtomicU64,
     seen: Mutex<HashSet<String>>,
+    /// When each object's first event came out of the watcher, until its first reconcile.
+    arrived: Mutex<HashMap<String, i64>>,
 }
 
 async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Infallible> {
@@ -45,11 +55,16 @@ async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Infa
     if cm.namespace().as_deref() == Some(ctx.namespace.as_str()) {
         let name = cm.name_any();
         if ctx.seen.lock().unwrap().insert(name.clone()) {
-            emit(&[
-                ("ev", json!("r")),
-                ("n", json!(name)),
-                ("t", json!(monotonic_micros())),
-            ]);
+            let t = monotonic_micros();
+            match ctx.arrived.lock().unwrap().remove(&name) {
+                Some(w) => emit(&[
+                    ("ev", json!("r")),
+                    ("n", json!(name)),
+                    ("t", json!(t)),
+                    ("w", json!(w)),
+                ]),
+                None => emit(&[("ev", json!("r")), ("n", json!(name)), ("t", json!(t))]),
+            }
         }
     }
     Ok(Action::await_change())
@@ -75,9 +90,30 @@ async fn main() {
         namespace: std::env::var("BENCH_NAMESPACE").unwrap_or_default(),
         total: AtomicU64::new(0),
         seen: Mutex::new(HashSet::new()),
+        arrived: Mutex::new(HashMap::new()),
     });
 
-    let controller = Controller::new(Api::<ConfigMap>::all(client), watcher::Config::default())
+    // What Controller::new(api, watcher::Config::default()) builds, with a tap between the
+    // watcher and the reflector that notes when each object of the namespace first arrived.
+    let (reader, writer) = reflector::store();
+    let tap = ctx.clone();
+    let events =
+        watcher(Api::<ConfigMap>::all(client), watcher::Config::default()).map_ok(move |event| {
+            if let watcher::Event::Apply(cm) | watcher::Event::InitApply(cm) = &event {
+                if cm.namespace().as_deref() == Some(tap.namespace.as_str()) {
+                    let seen = tap.seen.lock().unwrap().contains(&cm.name_any());
+                    if !seen {
+                        tap.arrived
+                            .lock()
+                            .unwrap()
+                            .entry(cm.name_any())
+                            .or_insert_with(monotonic_micros);
+                    }
+                }
+            }
+            event
+        });
+    let controller = Controller::for_stream(reflector(writer, events).applied_objects(), reader)
         .with_config(controller::Config::default().concurrency(16))
         .shutdown_on_signal();
     let store = controller.store();
