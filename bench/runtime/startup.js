@@ -9,7 +9,8 @@
 // imports @kubernetes/client-node. "tessera (bundled)" is the same replica
 // bundled by `tessera bundle` (esbuild: a minified entry module and the chunks
 // it imports on demand), run with --enable-source-maps, as an operator's image
-// ships it: a few modules instead of ~700 saves their per-module cost.
+// ships it: a few modules instead of ~700 saves their per-module cost. "As the
+// image runs it" adds the image's environment and flags (templates/operator/Dockerfile.npm).
 //
 // "tessera, OpenTelemetry SDK metrics" is the replica with the SDK behind its meter
 // (BENCH_METRICS=sdk), as every operator had before PrometheusMetrics; "as before" also
@@ -65,6 +66,10 @@ const contenders = [
     `${process.execPath} --max-semi-space-size=16 ${here("tessera-replica.js")}`,
   ],
   ["tessera (bundled)", `${process.execPath} --enable-source-maps ${bundle}`],
+  [
+    "tessera (bundled), as the image runs it",
+    `MALLOC_ARENA_MAX=1 ${process.execPath} --max-semi-space-size=8 --enable-source-maps ${bundle}`,
+  ],
 ];
 if (process.env.PEERS !== "0") {
   const controllerRuntime = controllerRuntimeReplica();
