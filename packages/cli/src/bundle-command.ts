@@ -51,7 +51,8 @@ const CHUNKS = "chunks";
  *   the process from the start.
  * - Minified: less source text to hold and parse.
  * - Source maps beside each file, without the sources' text, so that stack
- *   traces name the TypeScript files and lines: node reads them with
+ *   traces name the TypeScript sources' files and lines (esbuild follows
+ *   tsc's maps; without them, the compiled files'): node reads them with
  *   `--enable-source-maps` (the image's entry point passes it), only when a
  *   stack is first printed. Names are not kept (`keepNames`: +1.6 MiB idle).
  *

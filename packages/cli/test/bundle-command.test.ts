@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import ts from "typescript";
 import { CliError, runBundle } from "../src/index.js";
 
 function project(files: Record<string, string>): string {
@@ -74,6 +75,38 @@ describe("tessera bundle", function () {
       spawnSync(process.execPath, [...flags, out], { encoding: "utf8", cwd: tmpdir() }).stdout;
     assert.match(run("--enable-source-maps"), /at failingStep \(.*dist\/src\/steps\.js:3:9\)/);
     assert.doesNotMatch(run(), /steps\.js/, "without the flag, the bundle's own positions");
+  });
+
+  it("chains tsc's source maps: stack traces name the TypeScript source's file and line", async () => {
+    const source = [
+      "export function failingStep(): never {",
+      "  const count: number = 1;",
+      "  throw new Error(`step failed ${count}`);",
+      "}",
+    ].join("\n");
+    const compiled = ts.transpileModule(source, {
+      fileName: "src/steps.ts",
+      compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, sourceMap: true },
+    });
+    const dir = project({
+      "src/steps.ts": source,
+      "dist/src/main.js":
+        'import { failingStep } from "./steps.js";\ntry { failingStep(); } catch (e) { console.log(e.stack); }',
+      "dist/src/steps.js": compiled.outputText.replace(
+        /sourceMappingURL=.*/,
+        "sourceMappingURL=steps.js.map",
+      ),
+      "dist/src/steps.js.map": compiled.sourceMapText!.replace(
+        '"sources":["steps.ts"]',
+        '"sources":["../../src/steps.ts"]',
+      ),
+    });
+    const { out } = await runBundle({ dir });
+    const stdout = spawnSync(process.execPath, ["--enable-source-maps", out], {
+      encoding: "utf8",
+      cwd: tmpdir(),
+    }).stdout;
+    assert.match(stdout, /at failingStep \(.*\/src\/steps\.ts:3:9\)/);
   });
 
   it("empties the chunks directory of an earlier build", async () => {
