@@ -25,8 +25,9 @@ export interface BundleResult {
   readonly bytes: number;
   /** The directory of the chunks the entry module imports, always written (it may be empty). */
   readonly chunks: string;
-  /** How many chunks, and their size together (without source maps). */
+  /** How many chunks were written. */
   readonly chunkCount: number;
+  /** The chunks' size together, without their source maps. */
   readonly chunkBytes: number;
 }
 
@@ -42,8 +43,9 @@ const CHUNKS = "chunks";
 
 /**
  * esbuild's options for `tessera bundle`, writing `<outdir>/<name><ext>` and
- * its chunks under `<outdir>/chunks/`: one copy, also used by the start-up
- * benchmark (bench/runtime/startup.js) so that it measures what images ship.
+ * its chunks under `<outdir>/chunks/`. The start-up benchmark
+ * (bench/runtime/startup.js) bundles through {@link runBundle} too, so that it
+ * measures what images ship.
  *
  * - Split: what is imported only on demand (the protobuf messages of each API
  *   group, the OpenTelemetry SDK, ajv, ...) is a chunk of its own, read and
@@ -58,7 +60,7 @@ const CHUNKS = "chunks";
  *
  * Measured in docs/benchmarks.md ("A split, minified bundle").
  */
-export function bundleBuildOptions(entry: string, outdir: string, name: string, ext: string): BuildOptions {
+function bundleBuildOptions(entry: string, outdir: string, name: string, ext: string): BuildOptions {
   return {
     entryPoints: [{ in: entry, out: name }],
     bundle: true,

@@ -37,7 +37,7 @@ export type { RingSnapshot, MemberSnapshot, RingJson } from "./ring-snapshot.js"
 export { renderRing } from "./render-ring.js";
 export type { RenderOptions } from "./render-ring.js";
 export { showShards } from "./shards-command.js";
-export { runBundle, bundleBuildOptions } from "./bundle-command.js";
+export { runBundle } from "./bundle-command.js";
 export type { BundleOptions, BundleResult } from "./bundle-command.js";
 export type { ShardsOptions } from "./shards-command.js";
 export { terminalProgress, silentProgress } from "./progress.js";
