@@ -7,9 +7,9 @@
 // time from spawn to its "ready" line (caches synced), and RSS when ready
 // and 2 s later (idle). Baselines: a bare node process, and one that only
 // imports @kubernetes/client-node. "tessera (bundled)" is the same replica
-// bundled by `tessera bundle` (esbuild: a minified entry module and the chunks
-// it imports on demand), run with --enable-source-maps, as an operator's image
-// ships it: a few modules instead of ~700 saves their per-module cost. "As the
+// bundled by `tessera bundle` (esbuild: an entry module and the chunks it
+// imports on demand), as an operator's image ships it: a few modules instead
+// of ~700 saves their per-module cost. "As the
 // image runs it" adds the image's environment and flags (templates/operator/Dockerfile.npm).
 //
 // "tessera, OpenTelemetry SDK metrics" is the replica with the SDK behind its meter
@@ -35,8 +35,8 @@ import { summarize, writeResult } from "../lib/results.js";
 const RUNS = Number(process.env.RUNS ?? 5);
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
-// Bundled by `tessera bundle`'s own code, as an image ships it: a minified entry module, the
-// chunks it imports on demand beside it (.build/chunks/) and source maps.
+// Bundled by `tessera bundle`'s own code, as an image ships it: an entry module, the chunks it
+// imports on demand beside it (.build/chunks/) and source maps.
 const { out: bundle } = await runBundle({
   dir: here("."),
   entry: "tessera-replica.js",
@@ -65,10 +65,10 @@ const contenders = [
     "tessera, --max-semi-space-size=16",
     `${process.execPath} --max-semi-space-size=16 ${here("tessera-replica.js")}`,
   ],
-  ["tessera (bundled)", `${process.execPath} --enable-source-maps ${bundle}`],
+  ["tessera (bundled)", `${process.execPath} ${bundle}`],
   [
     "tessera (bundled), as the image runs it",
-    `MALLOC_ARENA_MAX=1 ${process.execPath} --max-semi-space-size=8 --enable-source-maps ${bundle}`,
+    `MALLOC_ARENA_MAX=1 ${process.execPath} --max-semi-space-size=8 ${bundle}`,
   ],
 ];
 if (process.env.PEERS !== "0") {

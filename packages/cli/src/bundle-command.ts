@@ -48,24 +48,26 @@ const CHUNKS = "chunks";
  * measures what images ship.
  *
  * - Split: what is imported only on demand (the protobuf messages of each API
- *   group, the OpenTelemetry SDK, ajv, ...) is a chunk of its own, read and
- *   parsed only when first imported; in one file its source text is held by
- *   the process from the start.
- * - Minified: less source text to hold and parse.
- * - Source maps beside each file, without the sources' text, so that stack
- *   traces name the TypeScript sources' files and lines (esbuild follows
- *   tsc's maps; without them, the compiled files'): node reads them with
- *   `--enable-source-maps` (the image's entry point passes it), only when a
- *   stack is first printed. Names are not kept (`keepNames`: +1.6 MiB idle).
+ *   group, the OpenTelemetry SDK and its exporter, ajv, ...) is a chunk of its
+ *   own, read and parsed only when first imported, and so are the built-in
+ *   modules it imports; in one file all of it is held from the start.
+ * - Whitespace and syntax minified, names kept: stack traces name the
+ *   functions and classes as the sources do (renaming them saved nothing
+ *   measurable at idle; `keepNames` cost 0.6 to 1.6 MiB).
+ * - Source maps beside each file, without the sources' text (esbuild follows
+ *   tsc's maps to the TypeScript sources). Node reads them only when run with
+ *   `--enable-source-maps`, which the image leaves off: the first stack trace
+ *   printed with it costs about 8 MiB of RSS for good.
  *
- * Measured in docs/benchmarks.md ("A split, minified bundle").
+ * Measured in docs/benchmarks.md ("A split bundle").
  */
 function bundleBuildOptions(entry: string, outdir: string, name: string, ext: string): BuildOptions {
   return {
     entryPoints: [{ in: entry, out: name }],
     bundle: true,
     splitting: true,
-    minify: true,
+    minifyWhitespace: true,
+    minifySyntax: true,
     sourcemap: "linked",
     sourcesContent: false,
     platform: "node",
@@ -87,9 +89,9 @@ function bundleBuildOptions(entry: string, outdir: string, name: string, ext: st
  * Bundles the compiled operator into ES modules with esbuild, for the image's
  * entry point: one entry module and the chunks it imports on demand instead
  * of several hundred modules saves their per-module cost at start
- * (docs/benchmarks.md, "Protobuf messages per kind" and "A split, minified
- * bundle"). The chunks directory is the bundle's own: it is emptied first, so
- * that no chunk of an earlier build stays.
+ * (docs/benchmarks.md, "Protobuf messages per kind" and "A split bundle").
+ * The chunks directory is the bundle's own: it is emptied first, so that no
+ * chunk of an earlier build stays.
  */
 export async function runBundle(options: BundleOptions): Promise<BundleResult> {
   const dir = resolve(options.dir);
