@@ -199,7 +199,7 @@ export function buildProgram(): Command {
   program
     .command("bundle")
     .description(
-      "bundle the compiled operator with esbuild for the image's entry point: one minified ES module, the chunks it imports on demand beside it (chunks/) and source maps; it starts with less memory than the several hundred modules it holds",
+      "bundle the compiled operator with esbuild for the image's entry point: an ES module, the chunks it imports on demand beside it (chunks/) and source maps; it starts with less memory than the several hundred modules it holds",
     )
     .option("--dir <dir>", "the project's root", ".")
     .option("--entry <file>", "the compiled entry point", "dist/src/main.js")
