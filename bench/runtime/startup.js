@@ -7,8 +7,10 @@
 // time from spawn to its "ready" line (caches synced), and RSS when ready
 // and 2 s later (idle). Baselines: a bare node process, and one that only
 // imports @kubernetes/client-node. "tessera (bundled)" is the same replica
-// bundled into one file with esbuild, as an operator's image would ship it:
-// one module instead of ~700 saves their per-module cost.
+// bundled by `tessera bundle` (esbuild: an entry module and the chunks it
+// imports on demand), as an operator's image ships it: a few modules instead
+// of ~700 saves their per-module cost. "As the
+// image runs it" adds the image's environment and flags (templates/operator/Dockerfile.npm).
 //
 // "tessera, OpenTelemetry SDK metrics" is the replica with the SDK behind its meter
 // (BENCH_METRICS=sdk), as every operator had before PrometheusMetrics; "as before" also
@@ -25,7 +27,7 @@ import { loadavg } from "node:os";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { runBundle } from "@tessera/cli";
 import { ControlPlane } from "@tessera/testenv";
 import { buildCargo, controllerRuntimeReplica } from "../lib/contenders.js";
 import { summarize, writeResult } from "../lib/results.js";
@@ -33,20 +35,12 @@ import { summarize, writeResult } from "../lib/results.js";
 const RUNS = Number(process.env.RUNS ?? 5);
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
-const bundle = here(".build/tessera-replica.mjs");
-await build({
-  entryPoints: [here("tessera-replica.js")],
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node22",
-  outfile: bundle,
-  // Loaded on demand for exec and auth-provider users only.
-  external: ["@kubernetes/client-node"],
-  banner: {
-    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-  },
-  logLevel: "warning",
+// Bundled by `tessera bundle`'s own code, as an image ships it: an entry module, the chunks it
+// imports on demand beside it (.build/chunks/) and source maps.
+const { out: bundle } = await runBundle({
+  dir: here("."),
+  entry: "tessera-replica.js",
+  out: ".build/tessera-replica.mjs",
 });
 const contenders = [
   ["node (bare)", `${process.execPath} ${here("idle-node.js")}`],
@@ -72,6 +66,10 @@ const contenders = [
     `${process.execPath} --max-semi-space-size=16 ${here("tessera-replica.js")}`,
   ],
   ["tessera (bundled)", `${process.execPath} ${bundle}`],
+  [
+    "tessera (bundled), as the image runs it",
+    `MALLOC_ARENA_MAX=1 ${process.execPath} --max-semi-space-size=8 ${bundle}`,
+  ],
 ];
 if (process.env.PEERS !== "0") {
   const controllerRuntime = controllerRuntimeReplica();

@@ -199,15 +199,16 @@ export function buildProgram(): Command {
   program
     .command("bundle")
     .description(
-      "bundle the compiled operator into one ES module (esbuild) for the image's entry point: it starts with less memory than the several hundred modules it holds",
+      "bundle the compiled operator with esbuild for the image's entry point: an ES module, the chunks it imports on demand beside it (chunks/) and source maps; it starts with less memory than the several hundred modules it holds",
     )
     .option("--dir <dir>", "the project's root", ".")
     .option("--entry <file>", "the compiled entry point", "dist/src/main.js")
-    .option("--out <file>", "the bundle to write", "dist/main.mjs")
+    .option("--out <file>", "the entry module to write (its chunks go to chunks/ beside it)", "dist/main.mjs")
     .action(async (o: { dir: string; entry: string; out: string }) => {
-      const { out, bytes } = await runBundle(o);
+      const { out, bytes, chunks, chunkCount, chunkBytes } = await runBundle(o);
+      const mib = (n: number) => (n / 1024 / 1024).toFixed(1);
       console.log(
-        `bundled into ${relative(process.cwd(), out) || out} (${(bytes / 1024 / 1024).toFixed(1)} MiB)`,
+        `bundled into ${relative(process.cwd(), out) || out} (${mib(bytes)} MiB) and ${chunkCount} chunks loaded on demand in ${relative(process.cwd(), chunks) || chunks} (${mib(chunkBytes)} MiB)`,
       );
     });
 

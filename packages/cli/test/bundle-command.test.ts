@@ -1,11 +1,13 @@
 // `tessera bundle` on small compiled projects (the generated-project tests
-// bundle and run a whole operator): one module that runs, the lazy import
-// kept lazy, and the errors a user meets.
+// bundle and run a whole operator): an entry module that runs, the lazy
+// import kept lazy in a chunk of its own, stack traces through the source
+// maps, and the errors a user meets.
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import ts from "typescript";
 import { CliError, runBundle } from "../src/index.js";
 
 function project(files: Record<string, string>): string {
@@ -20,7 +22,7 @@ function project(files: Record<string, string>): string {
 describe("tessera bundle", function () {
   this.timeout(30_000);
 
-  it("writes dist/main.mjs, one module that runs, evaluating a dynamic import only when it is reached", async () => {
+  it("writes dist/main.mjs, an entry module that runs, and a chunk for a dynamic import, evaluated only when it is reached", async () => {
     const dir = project({
       "dist/src/main.js": [
         'import { greet } from "./greet.js";',
@@ -30,14 +32,100 @@ describe("tessera bundle", function () {
       "dist/src/greet.js": 'export const greet = () => "hello";',
       "dist/src/lazy.js": 'console.log("lazy evaluated");\nexport const value = 42;',
     });
-    const { out, bytes } = await runBundle({ dir });
+    const { out, bytes, chunks, chunkCount, chunkBytes } = await runBundle({ dir });
     assert.equal(out, join(dir, "dist/main.mjs"));
+    assert.equal(chunks, join(dir, "dist/chunks"));
     assert.ok(bytes > 0);
-    assert.match(readFileSync(out, "utf8"), /lazy evaluated/, "the dynamic import's code is in the bundle");
+    assert.equal(chunkCount, 1);
+    assert.ok(chunkBytes > 0);
+    const [chunk] = readdirSync(chunks).filter((f) => f.endsWith(".mjs"));
+    assert.doesNotMatch(readFileSync(out, "utf8"), /lazy evaluated/, "the entry module holds no lazy code");
+    assert.match(
+      readFileSync(join(chunks, chunk!), "utf8"),
+      /lazy evaluated/,
+      "the dynamic import's code is in its chunk",
+    );
+    assert.ok(existsSync(`${out}.map`), "the entry module's source map is beside it");
     const run = (...args: string[]) =>
       spawnSync(process.execPath, [out, ...args], { encoding: "utf8", cwd: tmpdir() }).stdout;
     assert.equal(run(), "hello\n", "the module imported on demand is not evaluated at start");
     assert.equal(run("lazy"), "hello\nlazy evaluated\n42\n");
+  });
+
+  it("minifies whitespace but keeps names: stack traces name the function, and through the source maps the compiled file and line", async () => {
+    const dir = project({
+      "dist/src/main.js": [
+        'import { failingStep } from "./steps.js";',
+        "try {",
+        "  failingStep();",
+        "} catch (error) {",
+        "  console.log(error.stack);",
+        "}",
+      ].join("\n"),
+      "dist/src/steps.js": [
+        "export function failingStep() {",
+        "  const count = 1;",
+        '  throw new Error("step failed " + count);',
+        "}",
+      ].join("\n"),
+    });
+    const { out } = await runBundle({ dir });
+    assert.doesNotMatch(readFileSync(out, "utf8"), /\n {2}const count/, "whitespace minified");
+    const run = (...flags: string[]) =>
+      spawnSync(process.execPath, [...flags, out], { encoding: "utf8", cwd: tmpdir() }).stdout;
+    assert.match(run(), /at failingStep \(file:.*\/dist\/main\.mjs:\d+:\d+\)/, "the name, without the maps");
+    assert.match(run("--enable-source-maps"), /at failingStep \(.*dist\/src\/steps\.js:3:9\)/);
+  });
+
+  it("chains tsc's source maps: stack traces name the TypeScript source's file and line", async () => {
+    const source = [
+      "export function failingStep(): never {",
+      "  const count: number = 1;",
+      "  throw new Error(`step failed ${count}`);",
+      "}",
+    ].join("\n");
+    const compiled = ts.transpileModule(source, {
+      fileName: "src/steps.ts",
+      compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, sourceMap: true },
+    });
+    const dir = project({
+      "src/steps.ts": source,
+      "dist/src/main.js":
+        'import { failingStep } from "./steps.js";\ntry { failingStep(); } catch (e) { console.log(e.stack); }',
+      "dist/src/steps.js": compiled.outputText.replace(
+        /sourceMappingURL=.*/,
+        "sourceMappingURL=steps.js.map",
+      ),
+      "dist/src/steps.js.map": compiled.sourceMapText!.replace(
+        '"sources":["steps.ts"]',
+        '"sources":["../../src/steps.ts"]',
+      ),
+    });
+    const { out } = await runBundle({ dir });
+    const stdout = spawnSync(process.execPath, ["--enable-source-maps", out], {
+      encoding: "utf8",
+      cwd: tmpdir(),
+    }).stdout;
+    assert.match(stdout, /at failingStep \(.*\/src\/steps\.ts:3:9\)/);
+  });
+
+  it("empties the chunks directory of an earlier build", async () => {
+    const dir = project({ "dist/src/main.js": 'console.log("no lazy import");' });
+    mkdirSync(join(dir, "dist/chunks"), { recursive: true });
+    writeFileSync(join(dir, "dist/chunks/stale-ABCDEFGH.mjs"), "");
+    const { chunks, chunkCount } = await runBundle({ dir });
+    assert.equal(chunkCount, 0);
+    assert.deepEqual(readdirSync(chunks), [], "written, empty, for the image to copy");
+  });
+
+  it("says the bundle is ES modules when --out ends otherwise", async () => {
+    const dir = project({ "dist/src/main.js": "" });
+    await assert.rejects(runBundle({ dir, out: "dist/main.cjs" }), (error: unknown) => {
+      assert.ok(error instanceof CliError);
+      assert.match(error.message, /--out dist\/main\.cjs must end in \.mjs .*: the bundle is ES modules/);
+      assert.equal(error.exitCode, 2);
+      return true;
+    });
   });
 
   it("says to compile first when the entry point is missing", async () => {

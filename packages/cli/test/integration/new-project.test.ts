@@ -265,7 +265,7 @@ describe("tessera new, as a user runs it", function () {
       let round = 0;
 
       before(async () => {
-        // The operator runs as its image runs it: bundled into one module by `npm run bundle`.
+        // The operator runs as its image runs it: bundled by `npm run bundle` (an entry module and its chunks).
         const bundled = npm(["run", "bundle"], dir);
         assert.equal(bundled.status, 0, bundled.out);
         assert.match(bundled.out, /bundled into dist\/main\.mjs \(\d+\.\d MiB\)/);
