@@ -72,7 +72,9 @@ async function record(namespace, resource, file) {
         resolve(undefined);
       });
     });
-    req.on("error", (err) => (err.code === "ECONNRESET" ? undefined : reject(err)));
+    req.on("error", (err) =>
+      /** @type {NodeJS.ErrnoException} */ (err).code === "ECONNRESET" ? undefined : reject(err),
+    );
     req.end();
   });
 }
@@ -85,7 +87,7 @@ async function replay(file, kind, chunkArg) {
   const codec = new ProtobufCodec();
   await codec.load("v1", [kind, `${kind}List`]);
   const handle = /** @type {typeof ConfigMaps} */ (kind === "Pod" ? Pods : ConfigMaps);
-  /** @type {import("@tessera/reflector").ListerWatcher<import("@tessera/client").V1ConfigMap>} */
+  /** @type {import("@tessera/reflector").ListerWatcher<import("@tessera/client").KubeObject>} */
   const listerWatcher = {
     resource: handle.plural,
     namespace: undefined,

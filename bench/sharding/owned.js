@@ -31,7 +31,7 @@
 // the namespace its Tenants are in (`default`).
 //
 // Replicas run as the example's image runs them (--entry image, the default): the bundle of
-// `tessera bundle`, with the node flags of the Dockerfile's ENTRYPOINT; --entry source runs
+// `tessera bundle`, with the node flags of the Dockerfile's ENTRYPOINT and its last stage's ENV; --entry source runs
 // its compiled modules (dist/src/main.js) with no flags, as the runs before 2026-12-05 did.
 //
 // Run: bash scripts/with-node.sh node bench/sharding/owned.js [--tenants 2000] [--replicas 1,4] [--handover] [--entry image|source]
@@ -76,16 +76,25 @@ if (values.entry !== "image" && values.entry !== "source") {
  * How each replica runs. `image`: as the example's Dockerfile runs it, the bundle `tessera bundle` writes
  * (bundled here, as its image build does) with the ENTRYPOINT's node flags. `source`: its compiled modules.
  */
-const { OPERATOR, NODE_ARGS } =
+const { OPERATOR, NODE_ARGS, IMAGE_ENV } =
   values.entry === "image"
     ? await imageEntry()
-    : { OPERATOR: join(example, "dist/src/main.js"), NODE_ARGS: [] };
+    : { OPERATOR: join(example, "dist/src/main.js"), NODE_ARGS: [], IMAGE_ENV: {} };
 
-/** The example's ENTRYPOINT (`["node", ...flags, script]`), with its bundle written by the CLI's bundler. */
+/**
+ * The example's ENTRYPOINT (`["node", ...flags, script]`) and the ENV of its image's last stage, with its
+ * bundle written by the CLI's bundler.
+ */
 async function imageEntry() {
-  const line = readFileSync(join(example, "Dockerfile"), "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("ENTRYPOINT "));
+  const lines = readFileSync(join(example, "Dockerfile"), "utf8").split("\n");
+  const stage = lines.slice(lines.findLastIndex((l) => l.startsWith("FROM ")));
+  const line = stage.find((l) => l.startsWith("ENTRYPOINT "));
+  const env = Object.fromEntries(
+    stage
+      .filter((l) => l.startsWith("ENV "))
+      .flatMap((l) => l.slice("ENV ".length).trim().split(/\s+/))
+      .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+  );
   const words = line ? JSON.parse(line.slice("ENTRYPOINT ".length)) : [];
   if (words[0] !== "node" || words.length < 2) {
     console.error(
@@ -94,10 +103,10 @@ async function imageEntry() {
     process.exit(2);
   }
   if (!existsSync(join(example, "dist/src/main.js")))
-    return { OPERATOR: join(example, "dist/src/main.js"), NODE_ARGS: [] };
+    return { OPERATOR: join(example, "dist/src/main.js"), NODE_ARGS: [], IMAGE_ENV: {} };
   const { runBundle } = await import("@tessera/cli");
   await runBundle({ dir: example });
-  return { OPERATOR: join(example, words.at(-1)), NODE_ARGS: words.slice(1, -1) };
+  return { OPERATOR: join(example, words.at(-1)), NODE_ARGS: words.slice(1, -1), IMAGE_ENV: env };
 }
 const GROUP = "tenancy.example.com";
 const KINDS = [
@@ -236,7 +245,8 @@ async function run(count, withHandover) {
     cp,
     work,
     // No Lease timings: the runtime's defaults (15/10/2 s), as an operator runs them; the
-    // Lease renewals and the ring's reads are each replica's fixed cost.
+    // Lease renewals and the ring's reads are each replica's fixed cost. The image's ENV, as it runs.
+    env: IMAGE_ENV,
   });
   await cp.start();
   const client = new ApiClient(cp.kubeConfig, { fieldManager: "bench" });
@@ -369,7 +379,13 @@ const base = one.length ? { bytes: one[0].bytes, peakRss: one[0].peakRss } : und
 const ratio = (v, b) => (b ? `${(v / b).toFixed(2)}x` : "");
 console.log("");
 console.log(
-  `${TENANTS} Tenants (each owning a ConfigMap and a ServiceAccount), ${UNRELATED_CONFIGMAPS} unrelated ConfigMaps and ${UNRELATED_SERVICEACCOUNTS} unrelated ServiceAccounts in namespace ${OTHER}; replicas run as ${values.entry === "image" ? `the image does: node ${[...NODE_ARGS, relative(example, OPERATOR)].join(" ")}` : "node dist/src/main.js"}; load average at start ${load.map((l) => l.toFixed(2)).join(", ")}`,
+  `${TENANTS} Tenants (each owning a ConfigMap and a ServiceAccount), ${UNRELATED_CONFIGMAPS} unrelated ConfigMaps and ${UNRELATED_SERVICEACCOUNTS} unrelated ServiceAccounts in namespace ${OTHER}; replicas run as ${
+    values.entry === "image"
+      ? `the image does: ${Object.entries(IMAGE_ENV)
+          .map(([k, v]) => `${k}=${v} `)
+          .join("")}node ${[...NODE_ARGS, relative(example, OPERATOR)].join(" ")}`
+      : "node dist/src/main.js"
+  }; load average at start ${load.map((l) => l.toFixed(2)).join(", ")}`,
 );
 console.log(
   "| replicas | replica | slots | received | x 1 replica | peak RSS | x 1 replica | Tenants cached | ConfigMaps cached (owned, unrelated) | ServiceAccounts cached (owned, unrelated) | before any Tenant: received, RSS | idle after |",
