@@ -129,6 +129,15 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
     this.put(metaNamespaceKey(obj), obj);
   }
 
+  /**
+   * Stores `obj` under `key`, which must be its {@link metaNamespaceKey}:
+   * `add` or `update` for a caller that has the key already (an informer
+   * handling a `DeltaFIFO` batch), so it is not computed again.
+   */
+  setByKey(key: string, obj: T): void {
+    this.put(key, obj);
+  }
+
   delete(obj: T | DeletedFinalStateUnknown<T>): void {
     const key = obj instanceof DeletedFinalStateUnknown ? obj.key : metaNamespaceKey(obj);
     const old = this.items.get(key);

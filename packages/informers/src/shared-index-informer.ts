@@ -189,6 +189,9 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
   private readonly logFields: LogFields;
   private readonly defaultResyncPeriodMs: number;
   private readonly handlers = new Map<HandlerDelivery<T>, ResyncSchedule | undefined>();
+  /** `handlers`' deliveries and schedules as arrays, replaced on every change: what each object's handling walks. */
+  private deliveries: HandlerDelivery<T>[] = [];
+  private schedules: ResyncSchedule[] = [];
   private handlerSeq = 0;
   private state: "new" | "running" | "stopped" = "new";
   private synced = false;
@@ -356,6 +359,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
         ? this.scheduler.schedule(period, (keys) => this.resync(delivery, keys), `${this.name}/${name}`)
         : undefined;
     this.handlers.set(delivery, schedule);
+    this.handlersChanged();
     for (const key of this.cache.listKeys()) {
       const obj = this.cache.getByKey(key) as T;
       delivery.push({ type: "add", object: obj, isInInitialList: true });
@@ -497,21 +501,22 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
       if (delta.type === "Deleted") {
         if (!cached) continue; // never cached, so no handler saw it
         this.cache.delete(delta.object);
-        for (const schedule of this.handlers.values()) schedule?.untrack(key);
+        for (const schedule of this.schedules) schedule.untrack(key);
         this.distribute({ type: "delete", object: delta.object });
         continue;
       }
       const obj = delta.object instanceof DeletedFinalStateUnknown ? delta.object.obj : delta.object;
+      // The batch's key is the cache's key for the object (both key by metaNamespaceKey): not computed again.
       if (!cached) {
-        this.cache.add(obj);
-        for (const schedule of this.handlers.values()) schedule?.track(key);
+        this.cache.setByKey(key, obj);
+        for (const schedule of this.schedules) schedule.track(key);
         this.distribute({ type: "add", object: obj, isInInitialList });
         continue;
       }
       // A relist re-delivers objects unchanged since: nothing happened to them.
       if ((delta.type === "Replaced" || delta.type === "Sync") && this.cachedVersionIs(key, obj)) continue;
       const old = this.cache.getByKey(key) as T;
-      this.cache.update(obj);
+      this.cache.setByKey(key, obj);
       this.distribute({ type: "update", oldObject: old, newObject: obj, resync: false });
     }
   }
@@ -526,7 +531,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
   }
 
   private distribute(notification: Notification<T>): void {
-    for (const delivery of this.handlers.keys()) delivery.push(notification);
+    const deliveries = this.deliveries;
+    for (let i = 0; i < deliveries.length; i++) (deliveries[i] as HandlerDelivery<T>).push(notification);
   }
 
   private resync(delivery: HandlerDelivery<T>, keys: readonly string[]): void {
@@ -540,7 +546,13 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
     const schedule = this.handlers.get(delivery);
     schedule?.close();
     this.handlers.delete(delivery);
+    this.handlersChanged();
     this.logger.debug("event handler removed", { ...this.logFields, handler: delivery.name });
+  }
+
+  private handlersChanged(): void {
+    this.deliveries = Array.from(this.handlers.keys());
+    this.schedules = Array.from(this.handlers.values()).filter((s) => s !== undefined);
   }
 
   private checkSynced(): void {

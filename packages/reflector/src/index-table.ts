@@ -18,6 +18,9 @@ type Index = Map<string, Set<string>>;
 export class IndexTable<T> {
   private readonly funcs = new Map<string, IndexFunc<T>>();
   private indices = new Map<string, Index>();
+  /** The functions and their indexes in registration order, for the per-object paths (no Map iteration). */
+  private readonly funcList: IndexFunc<T>[] = [];
+  private indexList: Index[] = [];
 
   /** How many indexes are registered. */
   get size(): number {
@@ -41,8 +44,11 @@ export class IndexTable<T> {
       if (this.funcs.has(name)) throw new IndexerError(`index "${name}" is already registered`);
     }
     for (const [name, fn] of added) {
+      const index: Index = new Map();
       this.funcs.set(name, fn);
-      this.indices.set(name, new Map());
+      this.indices.set(name, index);
+      this.funcList.push(fn);
+      this.indexList.push(index);
     }
     return added.map(([, fn]) => fn);
   }
@@ -50,14 +56,21 @@ export class IndexTable<T> {
   /** Empties every index, keeping the functions: before a cache's content is replaced. */
   clear(): void {
     const indices = new Map<string, Index>();
-    for (const name of this.funcs.keys()) indices.set(name, new Map());
+    const list: Index[] = [];
+    for (const name of this.funcs.keys()) {
+      const index: Index = new Map();
+      indices.set(name, index);
+      list.push(index);
+    }
     this.indices = indices;
+    this.indexList = list;
   }
 
   /** The values of every index for `obj`, in order. */
   valuesOf(obj: T): (readonly string[])[] {
+    const funcs = this.funcList;
     const values: (readonly string[])[] = [];
-    for (const fn of this.funcs.values()) values.push(fn(obj));
+    for (let i = 0; i < funcs.length; i++) values.push((funcs[i] as IndexFunc<T>)(obj));
     return values;
   }
 
@@ -69,9 +82,11 @@ export class IndexTable<T> {
 
   /** Files a new object's `key` under its values of every index. */
   insert(key: string, values: readonly (readonly string[])[]): void {
-    let i = 0;
-    for (const index of this.indices.values())
-      for (const value of values[i++] ?? []) addTo(index, value, key);
+    const indexes = this.indexList;
+    for (let i = 0; i < indexes.length; i++) {
+      const index = indexes[i] as Index;
+      for (const value of values[i] ?? []) addTo(index, value, key);
+    }
   }
 
   /**
@@ -80,16 +95,21 @@ export class IndexTable<T> {
    * lists per object (the store's hot path during a sync).
    */
   insertObject(key: string, obj: T): void {
-    for (const [name, fn] of this.funcs) {
-      const index = this.indices.get(name) as Index;
-      for (const value of fn(obj)) addTo(index, value, key);
+    const funcs = this.funcList;
+    const indexes = this.indexList;
+    for (let i = 0; i < funcs.length; i++) {
+      const index = indexes[i] as Index;
+      for (const value of (funcs[i] as IndexFunc<T>)(obj)) addTo(index, value, key);
     }
   }
 
   /** `update` for a cache that holds its objects: the values of `old` and `obj` computed one index at a time. */
   updateObject(key: string, old: T, obj: T): void {
-    for (const [name, fn] of this.funcs) {
-      const index = this.indices.get(name) as Index;
+    const funcs = this.funcList;
+    const indexes = this.indexList;
+    for (let i = 0; i < funcs.length; i++) {
+      const fn = funcs[i] as IndexFunc<T>;
+      const index = indexes[i] as Index;
       const before = fn(old);
       const after = fn(obj);
       if (sameValues(before, after)) continue;
@@ -100,19 +120,21 @@ export class IndexTable<T> {
 
   /** `remove` for a cache that holds its objects. */
   removeObject(key: string, old: T): void {
-    for (const [name, fn] of this.funcs) {
-      const index = this.indices.get(name) as Index;
-      for (const value of fn(old)) removeFrom(index, value, key);
+    const funcs = this.funcList;
+    const indexes = this.indexList;
+    for (let i = 0; i < funcs.length; i++) {
+      const index = indexes[i] as Index;
+      for (const value of (funcs[i] as IndexFunc<T>)(old)) removeFrom(index, value, key);
     }
   }
 
   /** Moves `key` from its old values to its new ones, touching only the indexes whose values changed. */
   update(key: string, before: readonly (readonly string[])[], after: readonly (readonly string[])[]): void {
-    let i = 0;
-    for (const index of this.indices.values()) {
+    const indexes = this.indexList;
+    for (let i = 0; i < indexes.length; i++) {
+      const index = indexes[i] as Index;
       const old = before[i] ?? [];
       const now = after[i] ?? [];
-      i++;
       if (sameValues(old, now)) continue;
       for (const value of old) removeFrom(index, value, key);
       for (const value of now) addTo(index, value, key);
@@ -121,9 +143,11 @@ export class IndexTable<T> {
 
   /** Takes `key` out of every index, given the values it was filed under. */
   remove(key: string, values: readonly (readonly string[])[]): void {
-    let i = 0;
-    for (const index of this.indices.values())
-      for (const value of values[i++] ?? []) removeFrom(index, value, key);
+    const indexes = this.indexList;
+    for (let i = 0; i < indexes.length; i++) {
+      const index = indexes[i] as Index;
+      for (const value of values[i] ?? []) removeFrom(index, value, key);
+    }
   }
 
   /** The keys filed under any value that `indexName` gives for `obj`. */
@@ -155,8 +179,8 @@ export class IndexTable<T> {
   }
 
   private indexAt(position: number): Index {
-    let i = 0;
-    for (const index of this.indices.values()) if (i++ === position) return index;
+    const index = this.indexList[position];
+    if (index !== undefined) return index;
     throw new RangeError(`no index at position ${position}: ${this.indices.size} registered`);
   }
 }

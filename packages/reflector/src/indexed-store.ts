@@ -47,6 +47,15 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
     this.put(this.keyOf(obj), obj);
   }
 
+  /**
+   * Stores `obj` under `key`, which must be what this store's key function
+   * gives for it: `add` or `update` for a caller that has the key already (an
+   * informer handling a `DeltaFIFO` batch), so it is not computed again.
+   */
+  setByKey(key: string, obj: T): void {
+    this.put(key, obj);
+  }
+
   delete(obj: T | DeletedFinalStateUnknown<T>): void {
     const key = this.keyOf(obj);
     const old = this.items.get(key);
