@@ -48,7 +48,12 @@ export class FifoClosedError extends Error {
  * ```
  */
 export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorStore<T> {
-  private readonly items = new Map<string, Delta<T>[]>();
+  /**
+   * Each queued key's deltas; a key with one delta (every key of a first sync) holds it alone, so
+   * that a snapshot waiting to be handled holds no array per object. {@link DeltaFIFO.take} hands
+   * out an array either way.
+   */
+  private readonly items = new Map<string, Delta<T> | Delta<T>[]>();
   private queue: string[] = [];
   private head = 0;
   private populated = false;
@@ -120,9 +125,9 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorSt
       return;
     }
     // Queued objects missing from the new list: their last queued state is all we know.
-    for (const [key, deltas] of this.items) {
+    for (const [key, queued] of this.items) {
       if (keys.has(key)) continue;
-      const newest = (deltas[deltas.length - 1] as Delta<T>).object;
+      const newest = lastOf(queued).object;
       const last = newest instanceof DeletedFinalStateUnknown ? newest.obj : newest;
       this.queueActionForKey(key, "Deleted", new DeletedFinalStateUnknown(key, last));
     }
@@ -169,8 +174,8 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorSt
 
   /** The deltas queued for `key` (a copy), or `undefined`. */
   getByKey(key: string): Delta<T>[] | undefined {
-    const deltas = this.items.get(key);
-    return deltas ? [...deltas] : undefined;
+    const queued = this.items.get(key);
+    return queued === undefined ? undefined : Array.isArray(queued) ? [...queued] : [queued];
   }
 
   /** The queued keys, oldest first. */
@@ -247,9 +252,9 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorSt
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
-    const deltas = this.items.get(key) as Delta<T>[];
+    const queued = this.items.get(key) as Delta<T> | Delta<T>[];
     this.items.delete(key);
-    return { key, deltas, isInInitialList: !this.hasSynced() };
+    return { key, deltas: Array.isArray(queued) ? queued : [queued], isInInitialList: !this.hasSynced() };
   }
 
   private processed(): void {
@@ -263,20 +268,28 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> implements ReflectorSt
   private queueActionForKey(key: string, type: DeltaType, obj: T | DeletedFinalStateUnknown<T>): void {
     this.ensureOpen();
     const delta: Delta<T> = { type, object: obj };
-    const deltas = this.items.get(key);
-    if (deltas === undefined) {
-      this.items.set(key, [delta]);
+    const queued = this.items.get(key);
+    if (queued === undefined) {
+      this.items.set(key, delta);
       this.queue.push(key);
       this.wake();
       return;
     }
-    const last = deltas[deltas.length - 1] as Delta<T>;
-    const merged = compressDeltas(last, delta);
-    if (merged) deltas[deltas.length - 1] = merged;
-    else deltas.push(delta);
+    if (!Array.isArray(queued)) {
+      this.items.set(key, compressDeltas(queued, delta) ?? [queued, delta]);
+      return;
+    }
+    const merged = compressDeltas(queued[queued.length - 1] as Delta<T>, delta);
+    if (merged) queued[queued.length - 1] = merged;
+    else queued.push(delta);
   }
 
   private ensureOpen(): void {
     if (this.isClosed) throw new FifoClosedError("the DeltaFIFO is closed");
   }
+}
+
+/** The newest of a key's queued deltas. */
+function lastOf<T>(queued: Delta<T> | Delta<T>[]): Delta<T> {
+  return Array.isArray(queued) ? (queued[queued.length - 1] as Delta<T>) : queued;
 }
