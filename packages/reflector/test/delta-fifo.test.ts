@@ -52,6 +52,29 @@ describe("DeltaFIFO", () => {
     assert.equal((batch?.deltas[0]?.object as TestObject).metadata?.resourceVersion, "3");
   });
 
+  it("gives a key's deltas as a copy, whether it holds one or several, and hands out what getByKey showed", () => {
+    const fifo = new DeltaFIFO<TestObject>();
+    fifo.replace([cm("a", "1"), cm("b", "1")], "1");
+    fifo.delete(cm("b", "2"));
+    const one = fifo.getByKey("default/a");
+    const two = fifo.getByKey("default/b");
+    assert.deepEqual(
+      one?.map((d) => d.type),
+      ["Replaced"],
+    );
+    assert.deepEqual(
+      two?.map((d) => d.type),
+      ["Replaced", "Deleted"],
+    );
+    one?.pop();
+    two?.pop();
+    assert.equal(fifo.getByKey("default/a")?.length, 1, "a copy: changing it leaves the queue alone");
+    assert.equal(fifo.getByKey("default/b")?.length, 2);
+    fifo.delete(cm("b", "3")); // two deletions compress into the last delta of a key holding several
+    assert.deepEqual(summary(drain(fifo)), ["default/a:Replaced", "default/b:Replaced,Deleted"]);
+    assert.equal(fifo.getByKey("default/a"), undefined);
+  });
+
   it("compresses two deletions into one, keeping the one that knows the final state", () => {
     const cache = new IndexedStore<TestObject>();
     cache.add(cm("a", "1"));

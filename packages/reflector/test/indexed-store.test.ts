@@ -43,6 +43,30 @@ describe("IndexedStore", () => {
     assert.throws(() => s.byIndex("nope", "x"), IndexerError);
   });
 
+  it("stores by a key given (setByKey) as add and update do, indexes included", () => {
+    const byAdd = new IndexedStore<TestObject>({
+      indexers: { [NAMESPACE_INDEX]: indexByNamespace, team: byLabel },
+    });
+    const byKey = new IndexedStore<TestObject>({
+      indexers: { [NAMESPACE_INDEX]: indexByNamespace, team: byLabel },
+    });
+    byAdd.add(cm("a", "1", { team: "red" }, "ns1"));
+    byKey.setByKey("ns1/a", cm("a", "1", { team: "red" }, "ns1"));
+    byAdd.add(cm("b", "1", { team: "red" }, "ns2"));
+    byKey.setByKey("ns2/b", cm("b", "1", { team: "red" }, "ns2"));
+    byAdd.update(cm("a", "2", { team: "blue" }, "ns1"));
+    byKey.setByKey("ns1/a", cm("a", "2", { team: "blue" }, "ns1"));
+    for (const s of [byAdd, byKey]) {
+      assert.deepEqual(s.listKeys().sort(), ["ns1/a", "ns2/b"]);
+      assert.equal(s.getByKey("ns1/a")?.metadata?.resourceVersion, "2");
+      assert.deepEqual(s.indexKeys("team", "red"), ["ns2/b"]);
+      assert.deepEqual(s.indexKeys("team", "blue"), ["ns1/a"]);
+      assert.deepEqual(s.listIndexFuncValues(NAMESPACE_INDEX).sort(), ["ns1", "ns2"]);
+    }
+    byKey.delete(cm("b", "1", { team: "red" }, "ns2"));
+    assert.deepEqual(byKey.listIndexFuncValues("team"), ["blue"]);
+  });
+
   it("replaces its whole content and indices at once", () => {
     const s = new IndexedStore<TestObject>({ indexers: { team: byLabel } });
     s.add(cm("a", "1", { team: "red" }));
