@@ -16,7 +16,8 @@
 //
 // Run: bash scripts/with-node.sh node bench/peers/cold-sync.js [--quick]
 //      (--quick: 10,000 ConfigMaps and the main contenders only; SIZES=10k-cm,50k-cm,100k-cm,10k-pods,50k-pods; ROUNDS=5 for more rounds;
-//       ONLY=name,name to pick contenders by name, or name;name when a name holds a comma)
+//       ONLY=name,name to pick contenders by name, or name;name when a name holds a comma;
+//       BASELINE=<checkout> to run that checkout's Tessera beside this one's, see below)
 import { ControlPlane, FaultProxy, kubeConfigVia } from "@tessera/testenv";
 import { apiserverPid, countsSince, cpuMsOf, requestCounts } from "../lib/apiserver.js";
 import { buildCargo, buildGo, nodeInformer, syncOnce } from "../lib/contenders.js";
@@ -72,6 +73,23 @@ add(
   { BENCH_IMPL: "tessera", BENCH_WIRE: "protobuf", BENCH_WATCH_LIST: "1" },
   true,
 );
+// BASELINE=<another checkout, built>: the same two Tessera contenders from that checkout too, rotated
+// with the others, so that a change is compared with what it changes in one run (on a loaded machine
+// two runs differ more than a change does). ONLY names them "baseline Tessera protobuf" and
+// "baseline Tessera protobuf, as shipped (--max-semi-space-size=8)".
+const baseline = process.env.BASELINE;
+if (baseline) {
+  const informer = [nodeInformer[0], "--expose-gc", `${baseline}/bench/peers/node/informer.js`];
+  const env = { BENCH_IMPL: "tessera", BENCH_WIRE: "protobuf", BENCH_WATCH_LIST: "1" };
+  add("baseline Tessera protobuf", "tessera", informer, env, true);
+  add(
+    "baseline Tessera protobuf, as shipped (--max-semi-space-size=8)",
+    "tessera",
+    [informer[0], "--max-semi-space-size=8", ...informer.slice(1)],
+    env,
+    true,
+  );
+}
 add("Tessera protobuf+gzip", "tessera", nodeInformer, {
   BENCH_IMPL: "tessera",
   BENCH_WIRE: "protobuf",
