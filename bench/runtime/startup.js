@@ -5,8 +5,10 @@
 // absent, removed after) and KUBERNETES_SERVICE_HOST/PORT pointing at a
 // testenv API server. Measured per contender, RUNS times (default 5):
 // time from spawn to its "ready" line (caches synced), and RSS when ready
-// and 2 s later (idle). Baselines: a bare node process, and one that only
-// imports @kubernetes/client-node. "tessera (bundled)" is the same replica
+// and 2 s later (idle). Baselines: a bare node process, one that holds a
+// single HTTPS watch on the API server with node's own modules (the least a
+// Node operator does: idle-https.js), and one that only imports
+// @kubernetes/client-node. "tessera (bundled)" is the same replica
 // bundled by `tessera bundle` (esbuild: an entry module and the chunks it
 // imports on demand), as an operator's image ships it: a few modules instead
 // of ~700 saves their per-module cost. "As the
@@ -44,6 +46,7 @@ const { out: bundle } = await runBundle({
 });
 const contenders = [
   ["node (bare)", `${process.execPath} ${here("idle-node.js")}`],
+  ["node + one HTTPS watch (node's modules only)", `${process.execPath} ${here("idle-https.js")}`],
   [
     "node + import @kubernetes/client-node",
     `${process.execPath} ${here("idle-node.js")} @kubernetes/client-node`,

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import type { BuildOptions } from "esbuild";
 import { CliError } from "./cli-error.js";
+import { protobufWithoutLong } from "./protobuf-without-long.js";
 
 /** What `tessera bundle` bundles, and where to. */
 export interface BundleOptions {
@@ -58,6 +59,7 @@ const CHUNKS = "chunks";
  *   tsc's maps to the TypeScript sources). Node reads them only when run with
  *   `--enable-source-maps`, which the image leaves off: the first stack trace
  *   printed with it costs about 8 MiB of RSS for good.
+ * - protobufjs without long.js ({@link protobufWithoutLong}).
  *
  * Measured in docs/benchmarks.md ("A split bundle").
  */
@@ -77,6 +79,7 @@ function bundleBuildOptions(entry: string, outdir: string, name: string, ext: st
     outExtension: { ".js": ext },
     chunkNames: `${CHUNKS}/[name]-[hash]`,
     external: EXTERNAL,
+    plugins: [protobufWithoutLong],
     // Every chunk is a module of its own: each gets `require`, for the CommonJS modules it holds.
     banner: {
       js: "import { createRequire as __tesseraCreateRequire } from 'node:module'; const require = __tesseraCreateRequire(import.meta.url);",

@@ -4,7 +4,16 @@
 // maps, and the errors a user meets.
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import ts from "typescript";
@@ -107,6 +116,43 @@ describe("tessera bundle", function () {
       cwd: tmpdir(),
     }).stdout;
     assert.match(stdout, /at failingStep \(.*\/src\/steps\.ts:3:9\)/);
+  });
+
+  it("leaves long.js out of protobufjs, which then reads 64-bit integers as numbers, and keeps it for the operator's own imports", async () => {
+    const dir = project({
+      "dist/src/main.js": [
+        'import protobuf from "protobufjs/minimal.js";',
+        "console.log(protobuf.util.Long === null);",
+        "const reader = protobuf.Reader.create(new Uint8Array([0x80, 0x80, 0x80, 0x80, 0x10]));",
+        "console.log(reader.int64());",
+        'if (process.argv[2] === "long") console.log(typeof (await import("long")).default.fromNumber);',
+      ].join("\n"),
+    });
+    // The repository's node_modules, where protobufjs and long are installed.
+    const protobufjs = createRequire(import.meta.url).resolve("protobufjs/minimal.js");
+    symlinkSync(
+      join(protobufjs.slice(0, protobufjs.lastIndexOf("/node_modules/")), "node_modules"),
+      join(dir, "node_modules"),
+    );
+    const { out, chunks } = await runBundle({ dir });
+    assert.doesNotMatch(
+      readFileSync(out, "utf8"),
+      /WebAssembly/,
+      "protobufjs's import of long.js is answered with nothing",
+    );
+    const chunkTexts = readdirSync(chunks).map((f) => readFileSync(join(chunks, f), "utf8"));
+    assert.ok(
+      chunkTexts.some((t) => t.includes("WebAssembly")),
+      "the operator's own import of long.js is bundled, in its chunk",
+    );
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [out, ...args], { encoding: "utf8", cwd: tmpdir() }).stdout;
+    assert.equal(run(), "true\n4294967296\n");
+    assert.equal(
+      run("long"),
+      "true\n4294967296\nfunction\n",
+      "the operator's own import of long still finds it",
+    );
   });
 
   it("empties the chunks directory of an earlier build", async () => {

@@ -6,6 +6,7 @@
  */
 export { SystemClock, MAX_TIMEOUT_MS } from "./clock.js";
 export type { Clock, Timer } from "./clock.js";
+export { isoTime } from "./iso-time.js";
 export { sleep } from "./sleep.js";
 export { silentLogger, withFields } from "./logger.js";
 export type { Logger, LogFields } from "./logger.js";
@@ -30,4 +31,4 @@ export type {
   InstrumentOptions,
 } from "./metric-group.js";
 export { MinHeap } from "./min-heap.js";
-export { nodeHttp } from "./node-http.js";
+export { nodeBuiltin, nodeFs, nodeHttp, type NodeBuiltins } from "./node-builtin.js";

@@ -1,6 +1,7 @@
 import type { Clock } from "./clock.js";
 import type { LogFields, Logger } from "./logger.js";
 import { redactSecret } from "./redact-secret.js";
+import { isoTime } from "./iso-time.js";
 
 /** The levels a {@link JsonLogger} knows, lowest first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -65,7 +66,7 @@ export class JsonLogger implements Logger {
 
   private log(level: LogLevel, message: string, fields: LogFields | undefined): void {
     if (RANK[level] < this.rank) return;
-    const entry = { ts: this.clock.wallTime().toISOString(), level, msg: message, ...this.fields, ...fields };
+    const entry = { ts: isoTime(this.clock.wallTime()), level, msg: message, ...this.fields, ...fields };
     this.write(JSON.stringify(entry, replacer()) + "\n");
   }
 }

@@ -1,5 +1,5 @@
-import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { KubeObject, OwnerReference } from "@tessera/client";
+import { nodeBuiltin, type NodeBuiltins } from "@tessera/core";
 import {
   DeletedFinalStateUnknown,
   IndexTable,
@@ -99,7 +99,8 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
   /** The decoded objects kept, least recently used first (a Map iterates in insertion order). */
   private hot = new Map<string, T>();
   private readonly hotLimit: number;
-  private readonly deflate: boolean;
+  /** With `deflate`: node:zlib, loaded only then (an operator without it never loads it). */
+  private readonly zlib: NodeBuiltins["node:zlib"] | undefined;
   /** With `deflate`: the text of the first object held, which every object is compressed against. */
   private dictionary: Buffer | undefined;
 
@@ -113,7 +114,7 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
       throw new RangeError(`encoding must be "json" or "deflate"; got ${JSON.stringify(encoding)}`);
     }
     this.hotLimit = limit;
-    this.deflate = encoding === "deflate";
+    this.zlib = encoding === "deflate" ? nodeBuiltin("node:zlib") : undefined;
     if (options.indexers) this.addIndexers(options.indexers);
   }
 
@@ -249,25 +250,25 @@ export class CompactStore<T extends KubeObject = KubeObject> implements Indexer<
       this.hot.set(key, hot);
       return hot;
     }
-    const obj = JSON.parse(this.deflate ? this.inflate(entry.text) : entry.text) as T;
+    const obj = JSON.parse(this.zlib ? this.inflate(entry.text, this.zlib) : entry.text) as T;
     this.keepHot(key, obj);
     return obj;
   }
 
   private encode(obj: T): string {
     const text = JSON.stringify(obj);
-    if (!this.deflate) return text;
+    if (!this.zlib) return text;
     const bytes = Buffer.from(text, "utf8");
     this.dictionary ??= bytes;
     // latin1 keeps each byte as one character of a one-byte string: no Buffer (and its backing store) per object.
-    return deflateRawSync(bytes, { ...DEFLATE, dictionary: this.dictionary }).toString("latin1");
+    return this.zlib.deflateRawSync(bytes, { ...DEFLATE, dictionary: this.dictionary }).toString("latin1");
   }
 
-  private inflate(text: string): string {
+  private inflate(text: string, zlib: NodeBuiltins["node:zlib"]): string {
     const bytes = Buffer.from(text, "latin1");
-    return inflateRawSync(bytes, { windowBits: DEFLATE.windowBits, dictionary: this.dictionary }).toString(
-      "utf8",
-    );
+    return zlib
+      .inflateRawSync(bytes, { windowBits: DEFLATE.windowBits, dictionary: this.dictionary })
+      .toString("utf8");
   }
 
   private keepHot(key: string, obj: T): void {

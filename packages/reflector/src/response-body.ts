@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { PassThrough, type Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
 import { KubeRequestError, readKubeResponse } from "@tessera/client";
+import { nodeBuiltin } from "@tessera/core";
 import { ConnectionError, StreamDecodeError, type ListWatchErrorContext } from "./list-watch-error.js";
 
 /** What a {@link KubeListerWatcher} may ask the server to compress its responses with. */
@@ -33,7 +33,8 @@ export function responseBody(res: IncomingMessage, context: ListWatchErrorContex
     );
   }
   // The caller reads `out`; each failure reaches it once, as the error that names its cause.
-  const gunzip = createGunzip();
+  // node:zlib loads only once a server compresses a response: most operators never load it.
+  const gunzip = nodeBuiltin("node:zlib").createGunzip();
   const out = new PassThrough();
   let failed = false;
   const fail = (err: Error) => {

@@ -19,4 +19,19 @@ describe("importing @tessera/runtime", () => {
     for (const name of ["internal/deps/undici/undici", "http2", "worker_threads"])
       assert.ok(!modules.includes(`NativeModule ${name}`), `importing @tessera/runtime loaded ${name}`);
   });
+
+  it("does not load fs/promises, readline, fs streams (an ES import of node:fs would) or zlib", () => {
+    const loaded = execFileSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        'await import("@tessera/runtime"); console.log(JSON.stringify(process.moduleLoadList));',
+      ],
+      { encoding: "utf8" },
+    );
+    const modules = JSON.parse(loaded) as string[];
+    for (const name of ["fs/promises", "internal/readline/interface", "internal/fs/streams", "zlib"])
+      assert.ok(!modules.includes(`NativeModule ${name}`), `importing @tessera/runtime loaded ${name}`);
+  });
 });

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import type { RequestOptions } from "node:https";
+import { nodeFs } from "@tessera/core";
 
 /** The cluster of a {@link LeanKubeConfig}, shaped as client-node's `Cluster`. */
 export interface LeanCluster {
@@ -61,7 +61,7 @@ export class LeanKubeConfig {
   async applyToHTTPSOptions(opts: RequestOptions): Promise<void> {
     const c = this.cluster;
     if (c.caData !== undefined) opts.ca = Buffer.from(c.caData, "base64");
-    else if (c.caFile !== undefined) opts.ca = readFileSync(c.caFile);
+    else if (c.caFile !== undefined) opts.ca = nodeFs.readFileSync(c.caFile);
     if (c.skipTLSVerify) opts.rejectUnauthorized = false;
     if (c.tlsServerName) opts.servername = c.tlsServerName;
     const { clientCertificate, clientKey, username, password } = this.#credentials;
@@ -82,7 +82,7 @@ export class LeanKubeConfig {
     if (tokenFile === undefined) return undefined;
     const now = this.now();
     if (this.#token === undefined || now - this.#token.readAt >= TOKEN_FILE_TTL_MS) {
-      this.#token = { value: readFileSync(tokenFile, "utf8").trim(), readAt: now };
+      this.#token = { value: nodeFs.readFileSync(tokenFile, "utf8").trim(), readAt: now };
     }
     return this.#token.value;
   }

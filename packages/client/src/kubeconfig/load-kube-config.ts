@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import type { KubeConfigLike } from "../kube-config-like.js";
@@ -6,6 +5,7 @@ import { parseYaml } from "../parse-yaml.js";
 import { LeanKubeConfig, type LeanCredentials } from "./lean-kube-config.js";
 import { KubeConfigError } from "./kubeconfig-error.js";
 import { insecureTLSRefused } from "./insecure-tls.js";
+import { nodeFs } from "@tessera/core";
 
 export { KubeConfigError };
 
@@ -58,9 +58,11 @@ export async function loadKubeConfig(options: LoadKubeConfigOptions = {}): Promi
   const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   const host = env["KUBERNETES_SERVICE_HOST"];
   const port = env["KUBERNETES_SERVICE_PORT"];
-  if (host && port && existsSync(join(saDir, "token"))) {
+  if (host && port && nodeFs.existsSync(join(saDir, "token"))) {
     const namespaceFile = join(saDir, "namespace");
-    const namespace = existsSync(namespaceFile) ? readFileSync(namespaceFile, "utf8").trim() : undefined;
+    const namespace = nodeFs.existsSync(namespaceFile)
+      ? nodeFs.readFileSync(namespaceFile, "utf8").trim()
+      : undefined;
     return new LeanKubeConfig(
       {
         name: "in-cluster",
@@ -74,7 +76,7 @@ export async function loadKubeConfig(options: LoadKubeConfigOptions = {}): Promi
     );
   }
   const home = join(options.home ?? homedir(), ".kube", "config");
-  if (existsSync(home)) return fromFile(home, allowInsecure);
+  if (nodeFs.existsSync(home)) return fromFile(home, allowInsecure);
   throw new KubeConfigError(
     "no Kubernetes cluster configured: set KUBECONFIG (or the manager's kubeconfig setting) to a kubeconfig file, " +
       `run in a pod with a service account (${saDir}), or create ${home}`,
@@ -93,7 +95,7 @@ type Fields = Record<string, unknown>;
 async function fromFile(file: string, allowInsecure: boolean): Promise<LoadedKubeConfig> {
   let doc: Fields;
   try {
-    doc = (parseYaml(readFileSync(file, "utf8")) ?? {}) as Fields;
+    doc = (parseYaml(nodeFs.readFileSync(file, "utf8")) ?? {}) as Fields;
   } catch (error) {
     // The first line only, and no `cause`: a YAML error quotes the lines around it, and those hold credentials.
     throw new KubeConfigError(
@@ -146,9 +148,9 @@ async function fromFile(file: string, allowInsecure: boolean): Promise<LoadedKub
   if (token !== undefined) credentials.token = token;
   if (tokenFile !== undefined) credentials.tokenFile = tokenFile;
   if (certData !== undefined) credentials.clientCertificate = Buffer.from(certData, "base64");
-  else if (certFile !== undefined) credentials.clientCertificate = readFileSync(certFile);
+  else if (certFile !== undefined) credentials.clientCertificate = nodeFs.readFileSync(certFile);
   if (keyData !== undefined) credentials.clientKey = Buffer.from(keyData, "base64");
-  else if (keyFile !== undefined) credentials.clientKey = readFileSync(keyFile);
+  else if (keyFile !== undefined) credentials.clientKey = nodeFs.readFileSync(keyFile);
   const username = str(user["username"]);
   const password = str(user["password"]);
   if (username !== undefined) credentials.username = username;

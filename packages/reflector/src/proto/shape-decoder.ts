@@ -1,6 +1,7 @@
 import protobuf from "protobufjs";
 import { formatGoDuration } from "./go-duration.js";
 import type { FieldShape, MessageShapes, TypeShape } from "./shapes.js";
+import { isoTime } from "@tessera/core";
 
 /** A value on the wire that has no JSON form (a time past what a Date holds, raw JSON that is not JSON). */
 export class NoJsonFormError extends Error {
@@ -639,7 +640,7 @@ export class ShapeDecoder {
       if (Number.isNaN(date.getTime()))
         throw new NoJsonFormError(`Invalid time value: ${s} seconds is past what a Date holds`);
       if (this.times.size >= 4096) this.times.clear();
-      text = `${date.toISOString().slice(0, 19)}Z`;
+      text = `${isoTime(date).slice(0, 19)}Z`;
       this.times.set(s, text);
     }
     return v.op === MICROTIME

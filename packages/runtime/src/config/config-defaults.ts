@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { managerConfigSchema } from "./config-schema.js";
 import type { ManagerConfig, ManagerConfigInput } from "./manager-config.js";
 import type { SchemaNode } from "./schema-node.js";
+import { nodeFs } from "@tessera/core";
 
 /** What a computed default may read besides the configuration. */
 export interface DefaultsContext {
@@ -79,7 +79,7 @@ function objectNamePart(text: string): string {
 
 function readNamespaceFile(file: string): string | undefined {
   try {
-    const value = readFileSync(file, "utf8").trim();
+    const value = nodeFs.readFileSync(file, "utf8").trim();
     return value === "" ? undefined : value;
   } catch {
     return undefined;

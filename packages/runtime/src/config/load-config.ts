@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { ErrorObject } from "ajv";
 import { parseYaml } from "@tessera/client";
 import { ConfigError, type ConfigViolation } from "./config-error.js";
@@ -9,6 +8,7 @@ import type { ManagerConfig, ManagerConfigInput } from "./manager-config.js";
 import type { SchemaNode } from "./schema-node.js";
 import { recordSources } from "./setting-source.js";
 import { JITTER_FACTOR } from "@tessera/leader-election";
+import { nodeFs } from "@tessera/core";
 
 export { configEnvironmentVariables } from "./config-environment.js";
 export type { SchemaNode } from "./schema-node.js";
@@ -143,7 +143,7 @@ const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 function readConfigFile(file: string, violations: ConfigViolation[]): JsonObject | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = nodeFs.readFileSync(file, "utf8");
   } catch (error) {
     violations.push({
       path: "",

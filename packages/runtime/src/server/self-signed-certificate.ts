@@ -11,6 +11,7 @@ import {
 import { isIP } from "node:net";
 import type { Clock } from "@tessera/core";
 import type { ServingCertificate } from "./serving-certificate.js";
+import { isoTime } from "@tessera/core";
 
 /** Options of {@link selfSignedCertificate}. */
 export interface SelfSignedCertificateOptions {
@@ -301,7 +302,7 @@ function oid(dotted: string): Buffer {
 
 /** UTCTime until 2049, GeneralizedTime from 2050, as RFC 5280 requires. */
 function time(date: Date): Buffer {
-  const iso = date.toISOString().replace(/[-:T]/g, "").slice(0, 14); // YYYYMMDDHHMMSS
+  const iso = isoTime(date).replace(/[-:T]/g, "").slice(0, 14); // YYYYMMDDHHMMSS
   return date.getUTCFullYear() < 2050
     ? tagged(0x17, Buffer.from(`${iso.slice(2)}Z`, "ascii"))
     : tagged(0x18, Buffer.from(`${iso}Z`, "ascii"));

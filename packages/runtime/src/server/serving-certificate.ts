@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { createSecureContext } from "node:tls";
+import { nodeFs } from "@tessera/core";
 
 /** A PEM certificate (chain) and its private key, for an HTTPS server. */
 export interface ServingCertificate {
@@ -16,7 +16,7 @@ export interface ServingCertificate {
 export function readServingCertificate(certFile: string, keyFile: string): ServingCertificate {
   const read = (file: string, what: string) => {
     try {
-      return readFileSync(file, "utf8");
+      return nodeFs.readFileSync(file, "utf8");
     } catch (error) {
       throw new Error(
         `metrics: cannot read the ${what} file "${file}": ${(error as NodeJS.ErrnoException).code ?? String(error)}; ` +

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { defineResource, type KubeObject, parseYaml } from "@tessera/client";
 import type { CustomResourceDefinitionLike } from "./crd-schema-validator.js";
+import { nodeFs } from "@tessera/core";
 
 /** A CustomResourceDefinition as the validators read it, and as a KubeObject. */
 export type CustomResourceDefinition = KubeObject & CustomResourceDefinitionLike;
@@ -24,7 +24,7 @@ export const CustomResourceDefinitions = defineResource<CustomResourceDefinition
  * ```
  */
 export function readCrdFile(file: string, name?: string): CustomResourceDefinition {
-  const text = readFileSync(file, "utf8");
+  const text = nodeFs.readFileSync(file, "utf8");
   const docs = text.split(/^---\s*$/m).map((d) => parseYaml(d) as Partial<CustomResourceDefinition> | null);
   const crd = docs.find(
     (d) => d?.kind === "CustomResourceDefinition" && (name === undefined || d.metadata?.name === name),

@@ -9,7 +9,7 @@ import {
   type KubeObject,
   type Resource,
 } from "@tessera/client";
-import { toError, type Logger } from "@tessera/core";
+import { isoTime, type Logger, toError } from "@tessera/core";
 import { BUNDLE_SINCE_ANNOTATION } from "./webhook-certificate-secret.js";
 import { WebhookCertificateError } from "./webhook-certificate-error.js";
 
@@ -140,7 +140,7 @@ export class CaBundleInjector {
       const annotations = object.metadata?.annotations;
       const writtenSince = Date.parse(annotations?.[BUNDLE_SINCE_ANNOTATION] ?? "");
       if (writtenSince > bundle.since.getTime()) return; // a newer bundle is in place: this replica is behind
-      const since = bundle.since.toISOString();
+      const since = isoTime(bundle.since);
       const patch: JsonPatchOperation[] = [
         // The resourceVersion read, set in the patch, is a precondition: 409 Conflict if the object changed since.
         { op: "replace", path: "/metadata/resourceVersion", value: object.metadata?.resourceVersion },

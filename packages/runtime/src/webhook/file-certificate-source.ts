@@ -1,8 +1,7 @@
-import { watch, type FSWatcher } from "node:fs";
-import { readFile } from "node:fs/promises";
+import type { FSWatcher } from "node:fs";
 import { join } from "node:path";
 import { createSecureContext } from "node:tls";
-import { toError, type Clock, type Logger, type Timer } from "@tessera/core";
+import { type Clock, type Logger, nodeFs, type Timer, toError } from "@tessera/core";
 import type { ServingCertificate } from "../server/serving-certificate.js";
 import type { CertificateSource } from "./certificate-source.js";
 
@@ -71,7 +70,7 @@ export class FileCertificateSource implements CertificateSource {
       });
     };
     try {
-      watcher = watch(this.options.certDir, reloadSoon);
+      watcher = nodeFs.watch(this.options.certDir, reloadSoon);
       watcher.on("error", () => watcher?.close());
     } catch {
       watcher = undefined; // no directory yet: polling finds the files once they appear
@@ -99,8 +98,8 @@ export class FileCertificateSource implements CertificateSource {
     let next: ServingCertificate;
     try {
       next = {
-        certPem: await readFile(this.certFile, "utf8"),
-        keyPem: await readFile(this.keyFile, "utf8"),
+        certPem: await nodeFs.promises.readFile(this.certFile, "utf8"),
+        keyPem: await nodeFs.promises.readFile(this.keyFile, "utf8"),
       };
       createSecureContext({ cert: next.certPem, key: next.keyPem });
     } catch (error) {

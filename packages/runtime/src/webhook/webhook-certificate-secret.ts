@@ -5,6 +5,7 @@ import type { V1Secret } from "@kubernetes/client-node";
 import { certificateAuthority, signedCertificate } from "../server/self-signed-certificate.js";
 import type { ServingCertificate } from "../server/serving-certificate.js";
 import type { CertificateRotationOptions, RotationFacts, RotationStep } from "./certificate-rotation.js";
+import { isoTime } from "@tessera/core";
 
 /**
  * What the operator's certificate Secret holds: the CA that signs, the CA
@@ -57,9 +58,9 @@ export function certificatesSecret(
     data[SECRET_KEYS.nextKey] = certificates.next.keyPem;
   }
   const annotations: Record<string, string> = {
-    [BUNDLE_SINCE_ANNOTATION]: certificates.bundleSince.toISOString(),
+    [BUNDLE_SINCE_ANNOTATION]: isoTime(certificates.bundleSince),
   };
-  if (certificates.phaseSince) annotations[PHASE_SINCE_ANNOTATION] = certificates.phaseSince.toISOString();
+  if (certificates.phaseSince) annotations[PHASE_SINCE_ANNOTATION] = isoTime(certificates.phaseSince);
   return {
     apiVersion: "v1",
     kind: "Secret",
