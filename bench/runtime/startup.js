@@ -184,10 +184,11 @@ try {
 console.log(
   `\nload average (1 min) at the end: ${loadavg()[0].toFixed(1)}; median of ${RUNS} rotated runs; in-cluster config; one controller, nothing cached; node ${process.version}`,
 );
-console.log("contender                               start -> ready   RSS at ready   RSS idle (+2 s)");
+const width = Math.max(...rows.map((r) => r.name.length));
+console.log(`${"contender".padEnd(width)} start -> ready   RSS at ready   RSS idle (+2 s)`);
 for (const r of rows) {
   console.log(
-    `${r.name.padEnd(39)} ${`${Math.round(r.readyMs)} ms`.padStart(14)} ${`${r.atReady.toFixed(1)} MiB`.padStart(14)} ${`${r.idle.toFixed(1)} MiB`.padStart(17)}`,
+    `${r.name.padEnd(width)} ${`${Math.round(r.readyMs)} ms`.padStart(14)} ${`${r.atReady.toFixed(1)} MiB`.padStart(14)} ${`${r.idle.toFixed(1)} MiB`.padStart(17)}`,
   );
 }
 writeResult({

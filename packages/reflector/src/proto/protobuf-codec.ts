@@ -1,4 +1,4 @@
-import protobuf from "protobufjs";
+import protobuf from "protobufjs/light.js";
 import type { KubeObject, ObjectList, Status } from "@tessera/client";
 import { kindsJson, packageDependencies, packageModules } from "./kinds.generated.js";
 import * as metaPackage from "./packages/k8s.io.apimachinery.pkg.apis.meta.v1.generated.js";

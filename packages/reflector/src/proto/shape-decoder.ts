@@ -1,4 +1,4 @@
-import protobuf from "protobufjs";
+import protobuf from "protobufjs/light.js";
 import { formatGoDuration } from "./go-duration.js";
 import type { FieldShape, MessageShapes, TypeShape } from "./shapes.js";
 import { isoTime } from "@tessera/core";
