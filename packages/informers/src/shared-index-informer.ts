@@ -21,6 +21,7 @@ import {
   type ReflectorHealth,
   type ReflectorOptions,
   type ReflectorStore,
+  type StagedReplace,
 } from "@tessera/reflector";
 import { type KubeObject, type Resource } from "@tessera/client";
 import { CompactStore, type CompactCacheOptions } from "./compact-store.js";
@@ -249,6 +250,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
           fifo.replace(items, rv);
           this.checkSynced();
         },
+        beginReplace: () => this.beginReplace(),
       };
       const reflector = new Reflector<T>({
         ...options.reflector,
@@ -488,6 +490,46 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> implements R
       synced: this.synced,
       objects: this.cache.size,
     });
+  }
+
+  /**
+   * A first sync (nothing cached, nothing queued) of a plain cache is filed into a staged cache
+   * as its objects arrive, not queued in the FIFO after the end bookmark and popped one by one:
+   * at the bookmark the cache takes it at once, and every handler is handed its adds in the same
+   * order, as popping them would have. Nothing of it is visible before; a sync that fails drops
+   * it. Otherwise (a relist, whose objects are compared with the cache's; a compact cache) the
+   * reflector collects the list and replaces through the FIFO.
+   */
+  private beginReplace(): StagedReplace<T> | undefined {
+    const cache = this.cache;
+    if (!(cache instanceof IndexedStore) || cache.size > 0 || this.fifo.length > 0) return undefined;
+    const staged = cache.beginReplace();
+    return {
+      add: (obj) => staged.add(obj),
+      abort: () => staged.abort(),
+      commit: (rv) => {
+        if (cache.size > 0 || this.fifo.length > 0) {
+          // Filed or queued since the staging began (nothing in this informer does that): through the FIFO.
+          const items = Array.from(staged.entries(), ([, obj]) => obj);
+          staged.abort();
+          this.fifo.replace(items, rv);
+          this.checkSynced();
+          return;
+        }
+        const isInInitialList = !this.fifo.hasSynced();
+        // The FIFO takes its (empty) replace first, while the cache is empty and so nothing is missing
+        // from the list; that marks it populated (a first sync) with nothing to wait for.
+        this.fifo.replace([], rv);
+        staged.commit(rv);
+        const schedules = this.schedules;
+        for (const [key, obj] of staged.entries()) {
+          this.handled++;
+          for (const schedule of schedules) schedule.track(key);
+          this.distribute({ type: "add", object: obj, isInInitialList });
+        }
+        this.checkSynced();
+      },
+    };
   }
 
   /** Applies one key's deltas to the cache and notifies every handler. */

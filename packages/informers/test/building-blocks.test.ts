@@ -49,6 +49,19 @@ describe("UnboundedQueue", () => {
     assert.equal(q.length, 0);
     assert.equal(q.shift(), undefined);
   });
+
+  it("lets go of a ring grown by a burst once drained, and keeps a small one", () => {
+    const q = new UnboundedQueue<number>();
+    for (let i = 0; i < 10_000; i++) q.push(i);
+    assert.ok(q.capacity >= 10_000);
+    for (let i = 0; i < 9_999; i++) q.shift();
+    assert.ok(q.capacity >= 10_000, "not while it holds an item");
+    assert.equal(q.shift(), 9_999);
+    assert.equal(q.capacity, 16);
+    for (let i = 0; i < 1_000; i++) q.push(i);
+    for (let i = 0; i < 1_000; i++) assert.equal(q.shift(), i);
+    assert.equal(q.capacity, 1_024, "a ring of up to 1,024 slots is kept");
+  });
 });
 
 describe("transforms", () => {

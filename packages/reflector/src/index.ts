@@ -40,11 +40,19 @@ export {
 export type { ListWatchErrorContext, ListWatchVerb } from "./list-watch-error.js";
 
 export { NAMESPACE_INDEX, indexByNamespace } from "./store.js";
-export type { ReflectorStore, KeyListerGetter, Store, Indexer, IndexFunc, Indexers } from "./store.js";
+export type {
+  ReflectorStore,
+  StagedReplace,
+  KeyListerGetter,
+  Store,
+  Indexer,
+  IndexFunc,
+  Indexers,
+} from "./store.js";
 export { IndexedStore } from "./indexed-store.js";
 export { IndexerError } from "./indexer-error.js";
 export { IndexTable } from "./index-table.js";
-export type { IndexedStoreOptions } from "./indexed-store.js";
+export type { IndexedStoreOptions, IndexedStoreReplace } from "./indexed-store.js";
 export { DeltaFIFO, FifoClosedError } from "./delta-fifo.js";
 export type { DeltaFIFOOptions } from "./delta-fifo.js";
 export { compressDeltas } from "./delta.js";

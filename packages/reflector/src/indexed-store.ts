@@ -2,7 +2,7 @@ import { DeletedFinalStateUnknown } from "./deleted-final-state-unknown.js";
 import type { KubeObject } from "@tessera/client";
 import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
 import { IndexTable } from "./index-table.js";
-import type { Indexer, Indexers } from "./store.js";
+import type { Indexer, Indexers, StagedReplace } from "./store.js";
 
 /** Options of an {@link IndexedStore}. */
 export interface IndexedStoreOptions<T> {
@@ -10,6 +10,14 @@ export interface IndexedStoreOptions<T> {
   keyFunc?: KeyFunc<T>;
   /** Named index functions to maintain from the start. */
   indexers?: Indexers<T>;
+}
+
+/** An {@link IndexedStore}'s staged replace ({@link IndexedStore.beginReplace}). */
+export interface IndexedStoreReplace<T> extends StagedReplace<T> {
+  /** How many objects are staged (a key added twice counts once). */
+  readonly size: number;
+  /** The staged objects by key, in the order their keys were first added (after `commit` too). */
+  entries(): IterableIterator<[string, T]>;
 }
 
 /**
@@ -24,11 +32,13 @@ export interface IndexedStoreOptions<T> {
  */
 export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<T> {
   private items = new Map<string, T>();
-  private readonly table = new IndexTable<T>();
+  private table = new IndexTable<T>();
+  private readonly keyFunc: KeyFunc<T> | undefined;
   private readonly keyOf: (obj: T | DeletedFinalStateUnknown<T>) => string;
 
   constructor(options: IndexedStoreOptions<T> = {}) {
     const keyFunc = options.keyFunc;
+    this.keyFunc = keyFunc;
     this.keyOf = keyFunc
       ? (obj) => (obj instanceof DeletedFinalStateUnknown ? obj.key : keyFunc(obj))
       : (obj) => metaNamespaceKey(obj);
@@ -70,6 +80,46 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
     this.items = next;
     this.table.clear();
     if (this.table.size > 0) for (const [key, obj] of next) this.table.insertObject(key, obj);
+  }
+
+  /**
+   * A `replace` filed object by object: each object added is keyed and
+   * indexed at once into a new map and new indexes, which `commit` puts in
+   * place of the old ones (readers see the old content until then; the
+   * resourceVersion is not kept, as with `replace`); `abort` drops them.
+   */
+  beginReplace(): IndexedStoreReplace<T> {
+    const next = new IndexedStore<T>({
+      ...(this.keyFunc ? { keyFunc: this.keyFunc } : {}),
+      indexers: this.table.indexers(),
+    });
+    let state: "open" | "committed" | "aborted" = "open";
+    const ensure = (allowed: boolean): void => {
+      if (!allowed) throw new Error(`this staged replace was ${state} already; begin another`);
+    };
+    return {
+      add: (obj) => {
+        ensure(state === "open");
+        next.add(obj);
+      },
+      get size() {
+        return next.size;
+      },
+      entries: () => {
+        ensure(state !== "aborted");
+        return next.items.entries();
+      },
+      commit: () => {
+        ensure(state === "open");
+        state = "committed";
+        this.takeContentOf(next);
+      },
+      abort: () => {
+        if (state !== "open") return;
+        state = "aborted";
+        next.items = new Map();
+      },
+    };
   }
 
   get(obj: T): T | undefined {
@@ -118,6 +168,17 @@ export class IndexedStore<T extends KubeObject = KubeObject> implements Indexer<
     added.forEach((fn, i) => {
       for (const [key, obj] of this.items) this.table.fileUnder(first + i, key, fn(obj));
     });
+  }
+
+  /** Puts `next`'s objects and indexes in place of this store's, at once. */
+  private takeContentOf(next: IndexedStore<T>): void {
+    // An index function added to this store since `next` was made: file every object anew.
+    if (next.table.size !== this.table.size) {
+      this.replace(next.list(), "");
+      return;
+    }
+    this.items = next.items;
+    this.table = next.table;
   }
 
   private objectsFor(keys: Iterable<string>): T[] {

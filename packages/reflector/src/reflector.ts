@@ -28,7 +28,7 @@ import {
 import { metaNamespaceKey, type KeyFunc } from "./object-key.js";
 import { choosePageSize, listAllPages } from "./pager.js";
 import { ReflectorMetrics, type SyncMode } from "./reflector-metrics.js";
-import type { ReflectorStore } from "./store.js";
+import type { ReflectorStore, StagedReplace } from "./store.js";
 import { isInitialEventsEndBookmark, type WatchEvent } from "./watch-event.js";
 import { WatchSession, type WatchOutcome } from "./watch-session.js";
 
@@ -126,9 +126,11 @@ export class ReflectorRunningError extends Error {
  * the way client-go's reflector does:
  *
  * - watch-list first: one WATCH with `sendInitialEvents=true`; the initial
- *   ADDED events are held aside, the store is replaced atomically on
- *   the `k8s.io/initial-events-end` bookmark, and the same stream goes on with
- *   live events;
+ *   ADDED events are held aside (or staged into a store that can stage a
+ *   replace, {@link ReflectorStore.beginReplace}, as they arrive), the store
+ *   is replaced atomically on the `k8s.io/initial-events-end` bookmark, and
+ *   the same stream goes on with live events; a sync that fails leaves the
+ *   store as it was;
  * - if that fails or the server does not support it: LIST (paginated by
  *   client-go's rules) + WATCH for this attempt, logged and counted; a server
  *   that rejects watch-list (400, 422, 501) or sends no end bookmark in time is
@@ -413,22 +415,31 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
     });
     // The snapshot so far. Only ADDED events may come before the end bookmark (anything else ends the
     // attempt), so a list is enough; a key sent twice is resolved by the store's replace (the later wins).
-    let temporary: T[] | undefined = [];
+    // A store that can stage a replace files each object as it comes instead, and publishes them all at
+    // the bookmark; the list is then kept only for the consistency check.
+    let staged: StagedReplace<T> | undefined = this.store.beginReplace?.();
+    let temporary: T[] | undefined = staged === undefined || this.consistencyCheck ? [] : undefined;
+    let count = 0;
+    let initial = true;
     let unsupportedEvent: string | undefined;
     let bookmarkSeen = false;
     let endOfInitialEvents!: () => void;
     const initialDone = new Promise<void>((resolve) => (endOfInitialEvents = resolve));
     const onEvent = (event: WatchEvent<T>): void => {
       this.metrics.event(event.type);
-      if (temporary === undefined) {
+      if (!initial) {
         this.apply(event);
         return;
       }
       const obj = event.object;
       switch (event.type) {
-        case "ADDED":
-          temporary.push(this.transform ? this.transform(obj) : obj);
+        case "ADDED": {
+          const item = this.transform ? this.transform(obj) : obj;
+          staged?.add(item);
+          temporary?.push(item);
+          count++;
           return;
+        }
         case "BOOKMARK":
           if (!isInitialEventsEndBookmark(event)) return;
           break;
@@ -447,11 +458,15 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
       }
       const rv = obj.metadata?.resourceVersion ?? "";
       const items = temporary;
+      const staging = staged;
+      initial = false;
       temporary = undefined;
+      staged = undefined;
       bookmarkSeen = true;
-      span.setAttribute("tessera.items", items.length);
-      this.store.replace(items, rv);
-      this.completeSync("watch-list", rv, started, items);
+      span.setAttribute("tessera.items", count);
+      if (staging) staging.commit(rv);
+      else this.store.replace(items ?? [], rv);
+      this.completeSync("watch-list", rv, started, count, items);
       endOfInitialEvents();
     };
     this.metrics.watch("watch-list");
@@ -470,7 +485,11 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
       span.end();
       return session;
     }
+    // No end bookmark: what was staged is dropped, the store stays as it was.
+    initial = false;
     temporary = undefined;
+    staged?.abort();
+    staged = undefined;
     session.abort(signal.reason);
     if (signal.aborted || first === undefined) {
       span.end();
@@ -522,7 +541,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
     span.setAttribute("tessera.items", result.items.length);
     span.setAttribute("tessera.pages", result.pages);
     this.store.replace(result.items, result.resourceVersion);
-    this.completeSync("list", result.resourceVersion, started, undefined);
+    this.completeSync("list", result.resourceVersion, started, result.items.length, undefined);
     span.end();
   }
 
@@ -607,6 +626,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
     mode: SyncMode,
     rv: string,
     started: number,
+    items: number,
     snapshot: readonly T[] | undefined,
   ): void {
     if (this.syncs > 0) this.metrics.relist(this.relistReason);
@@ -627,7 +647,7 @@ export class Reflector<T extends KubeObject = KubeObject> implements Runnable, S
       mode,
       ...(wire ? { wire } : {}),
       resourceVersion: rv,
-      ...(snapshot ? { items: snapshot.length } : {}),
+      ...(mode === "watch-list" ? { items } : {}),
       durationMs: Math.round(seconds * 1000),
     });
     if (mode === "watch-list" && snapshot && this.consistencyCheck) this.checkConsistency(rv, snapshot);

@@ -17,6 +17,30 @@ export interface ReflectorStore<T> {
    * else is gone. Atomic: no reader sees a mix of the old and new contents.
    */
   replace(items: readonly T[], resourceVersion: string): void;
+  /**
+   * Optional: a replace built object by object while a watch-list snapshot
+   * arrives, so that the per-object work (keying, filing, indexing) is done
+   * as the objects come rather than all after the last one. Nothing of it
+   * is visible (to readers, handlers or a sync signal) before
+   * {@link StagedReplace.commit}, which has the effect of `replace` with the
+   * objects added, in order. `undefined` when the store has no cheaper way
+   * at the moment (e.g. it holds objects a replace must compare with): the
+   * reflector then collects the list and calls `replace`.
+   */
+  beginReplace?(): StagedReplace<T> | undefined;
+}
+
+/**
+ * A replace in the making ({@link ReflectorStore.beginReplace}). It ends with
+ * exactly one `commit` or `abort`; after either it takes nothing more.
+ */
+export interface StagedReplace<T> {
+  /** The next object of the new collection; a key added twice keeps its first place and its later object. */
+  add(obj: T): void;
+  /** Publishes the objects added as the whole collection at `resourceVersion`, as `replace` would. */
+  commit(resourceVersion: string): void;
+  /** Drops what was added, leaving the store as it was (the sync failed or stopped). */
+  abort(): void;
 }
 
 /** Reading side of a keyed cache, as a {@link DeltaFIFO} needs it to find tombstones. */

@@ -22,7 +22,7 @@ import {
   modified,
   type TestObject,
 } from "./support/objects.js";
-import { RecordingStore } from "./support/recording-store.js";
+import { RecordingStore, StagingRecordingStore } from "./support/recording-store.js";
 import { ScriptedListerWatcher } from "../src/testing/index.js";
 
 const ctx = { resource: "configmaps", verb: "watch" as const };
@@ -323,6 +323,104 @@ describe("Reflector (scripted ListerWatcher, fake clock)", () => {
         if (saved === undefined) delete process.env.TESSERA_WATCHLIST;
         else process.env.TESSERA_WATCHLIST = saved;
       }
+    });
+  });
+
+  describe("watch-list into a store that stages its replace", () => {
+    /** A harness whose store stages replaces, holding `before` already. */
+    function startStaging(before: TestObject[] = [], options: Partial<ReflectorOptions<TestObject>> = {}) {
+      const store = new StagingRecordingStore<TestObject>();
+      for (const obj of before) store.inner.add(obj);
+      return { h: start({ store, ...options }), store };
+    }
+    const names = (store: StagingRecordingStore<TestObject>) =>
+      store.inner.list().map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`);
+
+    it("stages each initial object as it arrives and commits at the end bookmark, nothing visible before", async () => {
+      const { h, store } = startStaging([cm("old", "1")]);
+      const w = await h.lw.nextWatch();
+      w.emit(added(cm("a", "3")), added(cm("b", "5")));
+      assert.deepEqual(store.writes, [
+        { op: "begin" },
+        { op: "stage", key: "default/a" },
+        { op: "stage", key: "default/b" },
+      ]);
+      assert.deepEqual(names(store), ["old@1"], "readers see the old content");
+      assert.equal(h.reflector.hasSynced(), false);
+      assert.equal(h.reflector.lastSyncResourceVersion, "");
+      w.emit(added(cm("a", "4")), endBookmark("10"));
+      assert.deepEqual(store.writes.slice(3), [
+        { op: "stage", key: "default/a" },
+        { op: "commit", resourceVersion: "10" },
+      ]);
+      assert.deepEqual(names(store), ["a@4", "b@5"], "a key sent twice: its first place, its later object");
+      assert.equal(h.reflector.hasSynced(), true);
+      assert.equal(h.reflector.lastSyncResourceVersion, "10");
+      w.emit(modified(cm("b", "11")), added(cm("c", "12")));
+      assert.deepEqual(store.writes.slice(5), [
+        { op: "update", key: "default/b" },
+        { op: "add", key: "default/c" },
+      ]);
+      assert.equal(h.reflector.lastSyncResourceVersion, "12");
+      const synced = h.logger.matching(/store synced/, "info")[0];
+      assert.equal(synced?.fields.items, 3, "the log counts the events of the snapshot");
+      await finish(h);
+    });
+
+    it("aborts the staging when the stream breaks, ends or sends a non-ADDED event before the bookmark", async () => {
+      const endings = [
+        (w: Awaited<ReturnType<ScriptedListerWatcher<TestObject>["nextWatch"]>>) =>
+          w.fail(new ConnectionError(ctx, "the watch stream broke: ECONNRESET")),
+        (w: Awaited<ReturnType<ScriptedListerWatcher<TestObject>["nextWatch"]>>) => w.end(),
+        (w: Awaited<ReturnType<ScriptedListerWatcher<TestObject>["nextWatch"]>>) =>
+          w.emit(modified(cm("a", "9"))),
+      ];
+      for (const end of endings) {
+        const { h, store } = startStaging([cm("old", "1")]);
+        const w = await h.lw.nextWatch();
+        w.emit(added(cm("a", "3")));
+        end(w);
+        const l = await h.lw.nextList();
+        assert.deepEqual(store.writes, [{ op: "begin" }, { op: "stage", key: "default/a" }, { op: "abort" }]);
+        assert.deepEqual(names(store), ["old@1"], "the store is as it was");
+        l.respond(list("9", [cm("a", "9"), cm("c", "8")]));
+        await h.lw.nextWatch();
+        assert.deepEqual(store.writes.slice(3), [{ op: "replace", size: 2, resourceVersion: "9" }]);
+        assert.deepEqual(names(store), ["a@9", "c@8"]);
+        await finish(h);
+      }
+    });
+
+    it("aborts the staging when stopped before the bookmark", async () => {
+      const { h, store } = startStaging([cm("old", "1")]);
+      const w = await h.lw.nextWatch();
+      w.emit(added(cm("a", "3")));
+      await finish(h);
+      assert.deepEqual(store.writes, [{ op: "begin" }, { op: "stage", key: "default/a" }, { op: "abort" }]);
+      assert.deepEqual(names(store), ["old@1"]);
+      assert.equal(h.reflector.hasSynced(), false);
+    });
+
+    it("stages the transformed objects and still checks the snapshot's consistency", async () => {
+      const { h, store } = startStaging([], {
+        consistencyCheck: true,
+        transform: (o) => ({ ...o, data: { transformed: "yes" } }),
+      });
+      const w = await h.lw.nextWatch();
+      w.emit(added(cm("a", "3", { big: "x" })), added(cm("b", "5")), endBookmark("10"));
+      assert.deepEqual(store.inner.getByKey("default/a")?.data, { transformed: "yes" });
+      const check = await h.lw.nextList();
+      assert.deepEqual(check.options, { resourceVersion: "10", resourceVersionMatch: "Exact" });
+      check.respond(list("10", [cm("a", "3"), cm("c", "2")]));
+      await assert.rejects(h.done, (err: WatchListInconsistencyError) => {
+        assert.deepEqual(err.differences, {
+          onlyInWatchList: ["default/b"],
+          onlyInList: ["default/c"],
+          differentVersion: [],
+        });
+        return true;
+      });
+      await h.metrics.close();
     });
   });
 
