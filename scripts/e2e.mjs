@@ -2,8 +2,10 @@
 // locally (scripts/base-image.sh), an operator scaffolded by `tessera new`
 // built from its own Dockerfile with `podman build --pull=never`, then run as
 // a container against a test control plane (@tessera/testenv) the way the
-// Deployment runs it: uid 1000, read-only root filesystem, the kubeconfig
-// mounted, the apiserver reached on the host network. It reconciles one
+// Deployment runs it: uid 1000, read-only root filesystem, on the in-cluster
+// path (a service account's token, ca.crt and namespace mounted at
+// /var/run/secrets/kubernetes.io/serviceaccount, KUBERNETES_SERVICE_HOST and
+// _PORT set), the apiserver reached on the host network. It reconciles one
 // object, then 1,000, and drains on `podman stop` (SIGTERM) with exit code 0.
 // Then the sharded-tenants example, three containers sharing one ring. Prints
 // image sizes, RSS and timings; exits 1 on the first failed check.
@@ -117,13 +119,49 @@ function build(dir, tag, npmrc) {
   return size;
 }
 
-/** Starts the image as the Deployment would run it; returns its health port. */
-async function run(name, image, kubeconfig, env) {
+/**
+ * A service account's credentials as the kubelet mounts them in a Pod
+ * (token, ca.crt, namespace), written to `dir` for the containers to mount:
+ * the operator bound to cluster-admin, its token valid for an hour.
+ */
+async function serviceAccount(cp, dir) {
+  const post = async (path, body) => {
+    const res = await cp.raw(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`POST ${path}: HTTP ${res.status}: ${res.body}`);
+    return JSON.parse(res.body);
+  };
+  await post("/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "operator" } });
+  await post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+    metadata: { name: "operator-admin" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+    subjects: [{ kind: "ServiceAccount", name: "operator", namespace: "default" }],
+  });
+  const { status } = await post("/api/v1/namespaces/default/serviceaccounts/operator/token", {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenRequest",
+    spec: { expirationSeconds: 3600 },
+  });
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  // Read by uid 1000 in the container.
+  writeFileSync(join(dir, "token"), status.token, { mode: 0o644 });
+  writeFileSync(join(dir, "ca.crt"), cp.caPem, { mode: 0o644 });
+  writeFileSync(join(dir, "namespace"), "default", { mode: 0o644 });
+  const url = new URL(cp.apiserverUrl);
+  return { dir, host: url.hostname, port: url.port };
+}
+
+/** Starts the image as the Deployment would run it, on the in-cluster path; returns its health port. */
+async function run(name, image, account, env) {
   spawnSync("podman", ["rm", "-f", name], { stdio: "ignore" });
   const health = await freePort();
   const metrics = await freePort();
   const vars = {
-    KUBECONFIG: "/etc/tessera/kubeconfig",
+    KUBERNETES_SERVICE_HOST: account.host,
+    KUBERNETES_SERVICE_PORT: account.port,
     TESSERA_HEALTH_BIND_ADDRESS: `127.0.0.1:${health}`,
     TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metrics}`,
     TESSERA_SHUTDOWN_DRAIN_TIMEOUT_MS: "30000",
@@ -142,7 +180,7 @@ async function run(name, image, kubeconfig, env) {
     "1000:1000",
     "--read-only",
     "-v",
-    `${kubeconfig}:/etc/tessera/kubeconfig:ro`,
+    `${account.dir}:/var/run/secrets/kubernetes.io/serviceaccount:ro`,
     ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
     image,
   );
@@ -215,8 +253,8 @@ try {
 
   await cp.start();
   const kubeconfig = cp.writeKubeconfig(join(work, "kubeconfig"));
-  chmodSync(work, 0o755);
-  chmodSync(kubeconfig, 0o644); // read by uid 1000 in the container
+  chmodSync(work, 0o755); // the service account's files below are read by uid 1000 in the container
+  const account = await serviceAccount(cp, join(work, "serviceaccount"));
   const client = new ApiClient(cp.kubeConfig, { fieldManager: "e2e" });
   await installCrds(cp, join(project, "deploy/base/crds"));
   await client.create(Namespaces, { metadata: { name: "shop" } });
@@ -229,7 +267,7 @@ try {
   });
 
   containers.push("e2e-shop-operator");
-  await run("e2e-shop-operator", "localhost/shop-operator:dev", kubeconfig, {
+  await run("e2e-shop-operator", "localhost/shop-operator:dev", account, {
     TESSERA_NAMESPACE: "shop",
     TESSERA_IDENTITY: "e2e-shop-operator",
   });
@@ -287,7 +325,7 @@ try {
   const members = ["tenants-0", "tenants-1", "tenants-2"];
   for (const name of members) {
     containers.push(name);
-    await run(name, "localhost/sharded-tenants:dev", kubeconfig, {
+    await run(name, "localhost/sharded-tenants:dev", account, {
       TESSERA_NAMESPACE: "tenants",
       TESSERA_IDENTITY: name,
     });

@@ -73,6 +73,10 @@ const contenders = [
     "tessera (bundled), as the image runs it",
     `MALLOC_ARENA_MAX=1 ${process.execPath} --max-semi-space-size=8 ${bundle}`,
   ],
+  [
+    "tessera (bundled), as the image runs it, serving probes and metrics",
+    `BENCH_SERVE=1 MALLOC_ARENA_MAX=1 ${process.execPath} --max-semi-space-size=8 ${bundle}`,
+  ],
 ];
 if (process.env.PEERS !== "0") {
   const controllerRuntime = controllerRuntimeReplica();

@@ -22,6 +22,8 @@
 // read it back from the cache (client.get); BENCH_RYOW_MS sets
 // cache.readYourWritesMs, so that read waits for the cache to see the write.
 // BENCH_WIRE=json watches in JSON instead of protobuf (the manager's `wire`).
+// BENCH_SERVE=1 serves the health probes and metrics (on ports the system
+// picks) and logs at info, as an operator ships; otherwise both are off.
 // Any other contender (a controller-runtime manager, ...) that speaks these
 // lines can be benchmarked by the same harness (see throughput.js --contender).
 import { subscribe } from "node:diagnostics_channel";
@@ -115,10 +117,12 @@ await runMain(async (signal) => {
       name: "bench",
       mode: /** @type {"every-replica" | "sharded"} */ (process.env.BENCH_MODE ?? "every-replica"),
       identity: process.env.BENCH_IDENTITY,
-      logLevel: "error",
+      logLevel: process.env.BENCH_SERVE === "1" ? "info" : "error",
       ...(process.env.BENCH_WIRE === "json" ? { wire: /** @type {const} */ ("json") } : {}),
-      healthBindAddress: "0",
-      metricsBindAddress: "0",
+      // BENCH_SERVE=1: probes and metrics served on ports the system picks, and info logs, as an
+      // operator ships (the start-up benchmark's "serving" contender).
+      healthBindAddress: process.env.BENCH_SERVE === "1" ? "127.0.0.1:0" : "0",
+      metricsBindAddress: process.env.BENCH_SERVE === "1" ? "127.0.0.1:0" : "0",
       // The default Lease timings (client-go's 15 s / 10 s / 2 s), as an operator ships: with the
       // 3 s / 2 s / 0.5 s this once used, members starved of CPU under 1,000 creates/s on 2 cores
       // missed their renew deadline and fenced themselves.
