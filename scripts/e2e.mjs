@@ -29,7 +29,7 @@ import { rootCertificates } from "node:tls";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ApiClient, ConfigMaps, Namespaces, defineResource } from "@tessera/client";
-import { ControlPlane, eventually, freePort, installCrds } from "@tessera/testenv";
+import { ControlPlane, eventually, freePort, installCrds, writeServiceAccount } from "@tessera/testenv";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const keep = process.argv.includes("--keep");
@@ -119,49 +119,13 @@ function build(dir, tag, npmrc) {
   return size;
 }
 
-/**
- * A service account's credentials as the kubelet mounts them in a Pod
- * (token, ca.crt, namespace), written to `dir` for the containers to mount:
- * the operator bound to cluster-admin, its token valid for an hour.
- */
-async function serviceAccount(cp, dir) {
-  const post = async (path, body) => {
-    const res = await cp.raw(path, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`POST ${path}: HTTP ${res.status}: ${res.body}`);
-    return JSON.parse(res.body);
-  };
-  await post("/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "operator" } });
-  await post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-    metadata: { name: "operator-admin" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
-    subjects: [{ kind: "ServiceAccount", name: "operator", namespace: "default" }],
-  });
-  const { status } = await post("/api/v1/namespaces/default/serviceaccounts/operator/token", {
-    apiVersion: "authentication.k8s.io/v1",
-    kind: "TokenRequest",
-    spec: { expirationSeconds: 3600 },
-  });
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  // Read by uid 1000 in the container.
-  writeFileSync(join(dir, "token"), status.token, { mode: 0o644 });
-  writeFileSync(join(dir, "ca.crt"), cp.caPem, { mode: 0o644 });
-  writeFileSync(join(dir, "namespace"), "default", { mode: 0o644 });
-  const url = new URL(cp.apiserverUrl);
-  return { dir, host: url.hostname, port: url.port };
-}
-
 /** Starts the image as the Deployment would run it, on the in-cluster path; returns its health port. */
 async function run(name, image, account, env) {
   spawnSync("podman", ["rm", "-f", name], { stdio: "ignore" });
   const health = await freePort();
   const metrics = await freePort();
   const vars = {
-    KUBERNETES_SERVICE_HOST: account.host,
-    KUBERNETES_SERVICE_PORT: account.port,
+    ...account.env,
     TESSERA_HEALTH_BIND_ADDRESS: `127.0.0.1:${health}`,
     TESSERA_METRICS_BIND_ADDRESS: `127.0.0.1:${metrics}`,
     TESSERA_SHUTDOWN_DRAIN_TIMEOUT_MS: "30000",
@@ -254,7 +218,7 @@ try {
   await cp.start();
   const kubeconfig = cp.writeKubeconfig(join(work, "kubeconfig"));
   chmodSync(work, 0o755); // the service account's files below are read by uid 1000 in the container
-  const account = await serviceAccount(cp, join(work, "serviceaccount"));
+  const account = await writeServiceAccount(cp, join(work, "serviceaccount"));
   const client = new ApiClient(cp.kubeConfig, { fieldManager: "e2e" });
   await installCrds(cp, join(project, "deploy/base/crds"));
   await client.create(Namespaces, { metadata: { name: "shop" } });

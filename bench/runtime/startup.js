@@ -26,11 +26,11 @@
 // Other contenders: --contender name=command (the line protocol of tessera-replica.js).
 import { spawn } from "node:child_process";
 import { loadavg } from "node:os";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { runBundle } from "@tessera/cli";
-import { ControlPlane } from "@tessera/testenv";
+import { ControlPlane, writeServiceAccount } from "@tessera/testenv";
 import { buildCargo, controllerRuntimeReplica } from "../lib/contenders.js";
 import { summarize, writeResult } from "../lib/results.js";
 
@@ -93,41 +93,16 @@ for (let i = 2; i < process.argv.length; i++) {
 
 const cp = new ControlPlane();
 await cp.start();
-const json = { "Content-Type": "application/json" };
-const call = async (path, body) => {
-  const res = await cp.raw(path, { method: "POST", headers: json, body: JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`POST ${path}: HTTP ${res.status}: ${res.body}`);
-  return JSON.parse(res.body);
-};
-await call("/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "operator" } });
-await call("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-  metadata: { name: "operator-admin" },
-  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
-  subjects: [{ kind: "ServiceAccount", name: "operator", namespace: "default" }],
-});
-const token = (
-  await call("/api/v1/namespaces/default/serviceaccounts/operator/token", {
-    apiVersion: "authentication.k8s.io/v1",
-    kind: "TokenRequest",
-    spec: { expirationSeconds: 3600 },
-  })
-).status.token;
-
 const created = !existsSync(SA_DIR);
 if (!created) {
   console.error(`${SA_DIR} exists on this machine; not overwriting it. Run in a container without it.`);
   process.exit(2);
 }
-mkdirSync(SA_DIR, { recursive: true });
-writeFileSync(`${SA_DIR}/token`, token);
-writeFileSync(`${SA_DIR}/ca.crt`, cp.caPem);
-writeFileSync(`${SA_DIR}/namespace`, "default");
-const url = new URL(cp.apiserverUrl);
+const account = await writeServiceAccount(cp, SA_DIR);
 const podEnv = {
   PATH: process.env.PATH,
   HOME: "/nonexistent", // no ~/.kube/config: the in-cluster path
-  KUBERNETES_SERVICE_HOST: url.hostname,
-  KUBERNETES_SERVICE_PORT: url.port,
+  ...account.env,
   POD_NAME: "operator-0",
   BENCH_NAMESPACE: "default",
   BENCH_MODE: "every-replica",

@@ -25,6 +25,8 @@ export type { ControlPlaneCertificates, CertificateFiles, ServingCertificates } 
 export { installWebhooks } from "./webhooks.js";
 export type { InstalledWebhooks, LocalWebhook, WebhookInstallOptions, WebhookRule } from "./webhooks.js";
 export { freePort } from "./free-port.js";
+export { writeServiceAccount } from "./service-account.js";
+export type { ServiceAccountCredentials, ServiceAccountOptions } from "./service-account.js";
 export { eventually } from "./eventually.js";
 export { parsePrometheusText, sumSamples } from "./prometheus-text.js";
 export type { PrometheusFamily, PrometheusSample } from "./prometheus-text.js";

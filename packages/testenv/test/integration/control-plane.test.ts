@@ -1,4 +1,8 @@
 import { strict as assert } from "node:assert";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CoreV1Api, Watch, type V1ConfigMap } from "@kubernetes/client-node";
 import {
   ControlPlane,
@@ -6,6 +10,7 @@ import {
   kubeConfigVia,
   useControlPlane,
   ControlPlaneStartError,
+  writeServiceAccount,
 } from "../../src/index.js";
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
@@ -212,6 +217,48 @@ describe("ControlPlane (real etcd + kube-apiserver)", function () {
     assert.equal((await core().readNamespacedConfigMap({ namespace: ns, name: "survivor" })).data?.a, "1");
     await env.cp.restartEtcd();
     assert.equal((await core().readNamespacedConfigMap({ namespace: ns, name: "survivor" })).data?.a, "1");
+  });
+
+  it("writeServiceAccount writes a Pod's credentials: the token authenticates as the ServiceAccount, through ca.crt", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "tessera-sa-")), "serviceaccount");
+    const account = await writeServiceAccount(env.cp, dir, { name: "reader", clusterRole: "view" });
+    assert.equal(readFileSync(join(dir, "namespace"), "utf8"), "default");
+    assert.equal(readFileSync(join(dir, "token"), "utf8"), account.token);
+    for (const file of ["token", "ca.crt", "namespace"])
+      assert.equal(
+        statSync(join(dir, file)).mode & 0o777,
+        0o644,
+        `${file} is readable by a container's user`,
+      );
+    // What an operator on the in-cluster path does: the host and port from the environment, the CA and token from the files.
+    type Review = { status?: { userInfo?: { username?: string } } };
+    const review = await new Promise<Review>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: account.env.KUBERNETES_SERVICE_HOST,
+          port: account.env.KUBERNETES_SERVICE_PORT,
+          path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+          method: "POST",
+          ca: readFileSync(join(dir, "ca.crt")),
+          headers: {
+            Authorization: `Bearer ${readFileSync(join(dir, "token"), "utf8")}`,
+            "Content-Type": "application/json",
+          },
+        },
+        (res) => {
+          let body = "";
+          res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+          res.on("end", () =>
+            res.statusCode === 201
+              ? resolve(JSON.parse(body) as Review)
+              : reject(new Error(`HTTP ${res.statusCode}: ${body}`)),
+          );
+        },
+      );
+      req.on("error", reject);
+      req.end(JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" }));
+    });
+    assert.equal(review.status?.userInfo?.username, "system:serviceaccount:default:reader");
   });
 });
 
