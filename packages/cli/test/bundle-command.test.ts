@@ -28,6 +28,11 @@ function project(files: Record<string, string>): string {
   return dir;
 }
 
+/** What node prints when run with `args` (its flags, a bundle and the bundle's arguments) outside the project. */
+function nodeStdout(args: string[]): string {
+  return spawnSync(process.execPath, args, { encoding: "utf8", cwd: tmpdir() }).stdout;
+}
+
 describe("tessera bundle", function () {
   this.timeout(30_000);
 
@@ -55,8 +60,7 @@ describe("tessera bundle", function () {
       "the dynamic import's code is in its chunk",
     );
     assert.ok(existsSync(`${out}.map`), "the entry module's source map is beside it");
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, [out, ...args], { encoding: "utf8", cwd: tmpdir() }).stdout;
+    const run = (...args: string[]) => nodeStdout([out, ...args]);
     assert.equal(run(), "hello\n", "the module imported on demand is not evaluated at start");
     assert.equal(run("lazy"), "hello\nlazy evaluated\n42\n");
   });
@@ -80,8 +84,7 @@ describe("tessera bundle", function () {
     });
     const { out } = await runBundle({ dir });
     assert.doesNotMatch(readFileSync(out, "utf8"), /\n {2}const count/, "whitespace minified");
-    const run = (...flags: string[]) =>
-      spawnSync(process.execPath, [...flags, out], { encoding: "utf8", cwd: tmpdir() }).stdout;
+    const run = (...flags: string[]) => nodeStdout([...flags, out]);
     assert.match(run(), /at failingStep \(file:.*\/dist\/main\.mjs:\d+:\d+\)/, "the name, without the maps");
     assert.match(run("--enable-source-maps"), /at failingStep \(.*dist\/src\/steps\.js:3:9\)/);
   });
@@ -145,8 +148,7 @@ describe("tessera bundle", function () {
       chunkTexts.some((t) => t.includes("WebAssembly")),
       "the operator's own import of long.js is bundled, in its chunk",
     );
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, [out, ...args], { encoding: "utf8", cwd: tmpdir() }).stdout;
+    const run = (...args: string[]) => nodeStdout([out, ...args]);
     assert.equal(run(), "true\n4294967296\n");
     assert.equal(
       run("long"),
